@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/formworkdb/formwork/engine/internal/command"
+	"github.com/formworkdb/formwork/engine/internal/server"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+// Options configure Open.
+type Options struct {
+	// Dir is the directory holding the database; empty means in memory.
+	Dir string
+	// Standalone makes the server describe itself as a standalone mongod
+	// instead of a one-member replica set.
+	Standalone bool
+	// ReplicaSetName is the set name reported in hello; "formwork" if empty.
+	ReplicaSetName string
+	// Host is the "host:port" the server advertises in hello (hosts, me,
+	// primary). Clients connecting as a replica set use it to reconnect,
+	// so it must be reachable; "localhost:27017" if empty.
+	Host string
+	// CursorTimeout is how long an idle cursor lives; 10 minutes if zero.
+	CursorTimeout time.Duration
+	// Logger receives the engine's log records; nil discards them.
+	Logger *slog.Logger
+}
+
+// DB is an open database. It is safe for concurrent use.
+type DB struct {
+	store  *storage.Store
+	env    *command.Env
+	srv    *server.Server
+	stop   chan struct{}
+	reaped sync.WaitGroup
+	once   sync.Once
+}
+
+// Open opens (creating if needed) the database described by opts.
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, Keyer: keyerFor})
+	if err != nil {
+		return nil, err
+	}
+	env := command.NewEnv(st, command.Config{
+		Standalone:    opts.Standalone,
+		SetName:       opts.ReplicaSetName,
+		Host:          opts.Host,
+		DBPath:        opts.Dir,
+		CursorTimeout: opts.CursorTimeout,
+		Logger:        opts.Logger,
+	})
+	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
+	db.reaped.Add(1)
+	go db.reapCursors(opts.CursorTimeout)
+	return db, nil
+}
+
+// reapCursors closes idle cursors, checking every minute or every tenth of
+// the timeout when that is shorter.
+func (db *DB) reapCursors(timeout time.Duration) {
+	defer db.reaped.Done()
+	every := time.Minute
+	if timeout > 0 && timeout/10 < every {
+		every = max(timeout/10, time.Millisecond)
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case now := <-t.C:
+			db.env.Cursors.Expire(now)
+		}
+	}
+}
+
+// Serve accepts MongoDB wire protocol connections on l until l fails or
+// the database is closed. It returns ErrClosed after Close.
+func (db *DB) Serve(l net.Listener) error {
+	err := db.srv.Serve(l)
+	if errors.Is(err, server.ErrClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+// ErrClosed is returned by Serve once the database is closed.
+var ErrClosed = errors.New("engine: closed")
+
+// Dialer returns a dialer for the driver's SetDialer that connects in
+// process, without a network port.
+func (db *DB) Dialer() *Dialer { return &Dialer{db: db} }
+
+// Dialer connects the driver to a DB in process.
+type Dialer struct{ db *DB }
+
+// DialContext returns one end of an in-memory connection whose other end
+// the database serves. Network and address are ignored.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	client, srv := net.Pipe()
+	d.db.srv.ServeConn(srv)
+	return client, nil
+}
+
+// Close closes every connection and cursor, then the storage. It is safe
+// to call more than once.
+func (db *DB) Close() error {
+	var err error
+	db.once.Do(func() {
+		close(db.stop)
+		db.reaped.Wait()
+		db.srv.Close()
+		db.env.Close()
+		err = db.store.Close()
+	})
+	return err
+}

@@ -1,0 +1,223 @@
+package command
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+func init() {
+	register("count", &spec{run: runCount, apiV1: true, help: "count matching documents"})
+	register("distinct", &spec{run: runDistinct, help: "distinct values of a field"})
+}
+
+// runCount counts documents matching query, after skip and up to limit.
+// https://www.mongodb.com/docs/manual/reference/command/count/
+func runCount(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	q := &query{coll: r.Env.Store.Collection(r.DB + "." + name)}
+	var filter bson.Raw
+	err = fields("count", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "query":
+			if v.Type == bson.TypeNull {
+				return nil
+			}
+			filter, err = wantDoc("count", k, v)
+		case "limit":
+			// A negative limit counts like its absolute value.
+			n, ok := asInt(v)
+			if !ok {
+				return mongoerr.FieldType("count", k, typeName(v.Type), "long")
+			}
+			if n < 0 {
+				n = -n
+			}
+			q.limit = n
+		case "skip":
+			q.skip, err = wantNonNegative("count", k, v)
+		case "hint":
+			q.hint = v
+		case "collation":
+			err = checkCollation(v)
+		case "fields", "readConcern", "query_settings":
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := q.setFilter(filter); err != nil {
+		return nil, err
+	}
+	if err := q.checkHint(); err != nil {
+		return nil, err
+	}
+	snap := r.Env.Store.Snapshot()
+	defer snap.Close()
+	rows, err := q.rows(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.close()
+	var n int64
+	for {
+		_, ok, err := rows.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	return bson.D{{Key: "n", Value: int32OrLong(n)}}, nil
+}
+
+func int32OrLong(n int64) any {
+	if n == int64(int32(n)) {
+		return int32(n)
+	}
+	return n
+}
+
+// runDistinct returns the distinct values of key among matching documents,
+// array elements counted one by one, in BSON order.
+// https://www.mongodb.com/docs/manual/reference/command/distinct/
+func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	q := &query{coll: r.Env.Store.Collection(r.DB + "." + name)}
+	var (
+		filter bson.Raw
+		key    string
+		hasKey bool
+	)
+	err = fields("distinct", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "key":
+			key, err = wantString("distinct", k, v)
+			hasKey = true
+		case "query":
+			if v.Type == bson.TypeNull {
+				return nil
+			}
+			filter, err = wantDoc("distinct", k, v)
+		case "hint":
+			q.hint = v
+		case "collation":
+			err = checkCollation(v)
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasKey {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'distinct.key' is missing but a required field")
+	}
+	if key == "" {
+		return nil, mongoerr.New(mongoerr.Code(40352), "FieldPath cannot be constructed with empty string")
+	}
+	if strings.HasPrefix(key, "$") {
+		return nil, mongoerr.Newf(mongoerr.Code(16410), "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+	}
+	if err := q.setFilter(filter); err != nil {
+		return nil, err
+	}
+	if err := q.checkHint(); err != nil {
+		return nil, err
+	}
+	snap := r.Env.Store.Snapshot()
+	defer snap.Close()
+	rows, err := q.rows(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.close()
+	var vals []bson.RawValue
+	path := strings.Split(key, ".")
+	for {
+		rw, ok, err := rows.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		collectDistinct(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: rw.doc}, path, &vals)
+	}
+	slices.SortStableFunc(vals, bsonkit.Compare)
+	out := bson.A{}
+	for i, v := range vals {
+		if i > 0 && bsonkit.Compare(vals[i-1], v) == 0 {
+			continue
+		}
+		out = append(out, v)
+	}
+	return bson.D{{Key: "values", Value: out}}, nil
+}
+
+// collectDistinct appends the values at path below v, traversing arrays
+// of documents along the way and spreading a final array into its
+// elements, as distinct does.
+func collectDistinct(v bson.RawValue, path []string, out *[]bson.RawValue) {
+	if len(path) == 0 {
+		if v.Type == bson.TypeArray {
+			vals, _ := v.Array().Values()
+			*out = append(*out, vals...)
+			return
+		}
+		*out = append(*out, v)
+		return
+	}
+	switch v.Type {
+	case bson.TypeEmbeddedDocument:
+		f, err := v.Document().LookupErr(path[0])
+		if err != nil {
+			return
+		}
+		collectDistinct(f, path[1:], out)
+	case bson.TypeArray:
+		vals, _ := v.Array().Values()
+		if isIndex(path[0]) {
+			if f, err := bson.Raw(v.Array()).LookupErr(path[0]); err == nil {
+				collectDistinct(f, path[1:], out)
+				return
+			}
+		}
+		for _, e := range vals {
+			if e.Type == bson.TypeEmbeddedDocument {
+				collectDistinct(e, path, out)
+			}
+		}
+	}
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+package command
+
+import (
+	"context"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+func init() {
+	register("create", &spec{run: runCreate, apiV1: true, help: "create a collection"})
+}
+
+// runCreate creates a collection with options, which listCollections
+// reports back. Options whose behaviour the engine does not have yet
+// (validators, capped, time series, views, clustered) answer
+// NotImplemented rather than being stored and ignored.
+// https://www.mongodb.com/docs/manual/reference/command/create/
+func runCreate(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(r.DB, name); err != nil {
+		return nil, err
+	}
+	var opts bson.D
+	err = fields("create", r.Body, func(k string, v bson.RawValue) error {
+		switch k {
+		case "storageEngine", "indexOptionDefaults":
+			if _, err := wantDoc("create", k, v); err != nil {
+				return err
+			}
+			opts = append(opts, bson.E{Key: k, Value: v})
+		case "idIndex":
+			d, err := wantDoc("create", k, v)
+			if err != nil {
+				return err
+			}
+			if key, err := d.LookupErr("key"); err != nil || !sameKey(key.Document(), storage.IDIndexSpec.Lookup("key").Document()) {
+				return mongoerr.New(mongoerr.BadValue, "The field 'key' for an _id index must be {_id: 1}, but got "+d.String())
+			}
+		case "collation":
+			if err := checkCollation(v); err != nil {
+				return err
+			}
+		case "changeStreamPreAndPostImages":
+			d, err := wantDoc("create", k, v)
+			if err != nil {
+				return err
+			}
+			if on, _ := asBool(d.Lookup("enabled")); on {
+				return mongoerr.New(mongoerr.NotImplemented, "changeStreamPreAndPostImages is not supported yet")
+			}
+			opts = append(opts, bson.E{Key: k, Value: v})
+		case "capped":
+			if on, err := wantBool("create", k, v); err != nil || !on {
+				return err
+			}
+			return mongoerr.New(mongoerr.NotImplemented, "capped collections are not supported yet")
+		case "size", "max":
+			return mongoerr.Newf(mongoerr.NotImplemented, "'%s' applies to capped collections, which are not supported yet", k)
+		case "validator", "validationLevel", "validationAction":
+			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
+		case "timeseries", "expireAfterSeconds":
+			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
+		case "viewOn", "pipeline":
+			return mongoerr.Newf(mongoerr.NotImplemented, "views ('%s') are not supported yet", k)
+		case "clusteredIndex":
+			return mongoerr.New(mongoerr.NotImplemented, "clustered collections are not supported yet")
+		case "encryptedFields":
+			return mongoerr.New(mongoerr.NotImplemented, "queryable encryption is not supported")
+		case "temp", "flags", "autoIndexId":
+			return mongoerr.UnknownField("create", k)
+		default:
+			return errUnknown
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var raw bson.Raw
+	if len(opts) > 0 {
+		if raw, err = bson.Marshal(opts); err != nil {
+			return nil, err
+		}
+	}
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		_, err := w.CreateCollection(r.DB+"."+name, raw)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return bson.D{}, nil
+}

@@ -1,0 +1,147 @@
+package command
+
+import (
+	"context"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+func init() {
+	register("delete", &spec{run: runDelete, write: true, apiV1: true, help: "delete documents"})
+}
+
+// runDelete removes documents matching each statement's filter.
+// https://www.mongodb.com/docs/manual/reference/command/delete/
+func runDelete(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		stmts []bson.Raw
+		have  bool
+	)
+	ordered := true
+	err = fields("delete", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "deletes":
+			stmts, err = docArray("delete", k, v)
+			have = true
+		case "ordered":
+			ordered, err = wantBool("delete", k, v)
+		case "let":
+			return mongoerr.New(mongoerr.NotImplemented, "delete 'let' variables require aggregation expressions, which are not supported yet")
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !have {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'delete.deletes' is missing but a required field")
+	}
+	if len(stmts) == 0 || len(stmts) > maxWriteBatch {
+		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(stmts))
+	}
+	if err := checkWritable(r.DB, name); err != nil {
+		return nil, err
+	}
+	ns := r.DB + "." + name
+	res := &writeResult{}
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		for i, raw := range stmts {
+			n, err := deleteStmt(ctx, w, ns, raw)
+			res.n += n
+			if err != nil {
+				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
+				if ordered {
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.reply(r, false), nil
+}
+
+func deleteStmt(ctx context.Context, w *storage.Writer, ns string, raw bson.Raw) (int64, error) {
+	var (
+		filter        bson.Raw
+		limit         int64
+		haveQ, haveLm bool
+		hint          bson.RawValue
+	)
+	elems, err := raw.Elements()
+	if err != nil {
+		return 0, mongoerr.Newf(mongoerr.InvalidBSON, "%v", err)
+	}
+	for _, e := range elems {
+		v := e.Value()
+		switch k := e.Key(); k {
+		case "q":
+			if filter, err = wantDoc("DeleteOpEntry", k, v); err != nil {
+				return 0, err
+			}
+			haveQ = true
+		case "limit":
+			n, ok := asInt(v)
+			if !ok || (n != 0 && n != 1) {
+				f, _ := asFloat(v)
+				return 0, mongoerr.Newf(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %v", f)
+			}
+			limit, haveLm = n, true
+		case "hint":
+			hint = v
+		case "collation":
+			if err := checkCollation(v); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, mongoerr.UnknownField("DeleteOpEntry", k)
+		}
+	}
+	if !haveQ {
+		return 0, mongoerr.New(mongoerr.Code(40414), "BSON field 'DeleteOpEntry.q' is missing but a required field")
+	}
+	if !haveLm {
+		return 0, mongoerr.New(mongoerr.Code(40414), "BSON field 'DeleteOpEntry.limit' is missing but a required field")
+	}
+	q := &query{coll: w.Collection(ns), limit: limit, hint: hint}
+	if err := q.setFilter(filter); err != nil {
+		return 0, err
+	}
+	if err := q.checkHint(); err != nil {
+		return 0, err
+	}
+	if q.coll == nil {
+		return 0, nil
+	}
+	rows, err := q.rows(ctx, w.Reader())
+	if err != nil {
+		return 0, err
+	}
+	defer rows.close()
+	var n int64
+	for {
+		row, ok, err := rows.next(ctx)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			return n, nil
+		}
+		if err := w.Delete(q.coll, row.rid, row.doc); err != nil {
+			return n, err
+		}
+		n++
+	}
+}

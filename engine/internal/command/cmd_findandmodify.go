@@ -1,0 +1,214 @@
+package command
+
+import (
+	"context"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/match"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/projection"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+	"github.com/formworkdb/formwork/engine/internal/update"
+)
+
+func init() {
+	register("findAndModify", &spec{run: runFindAndModify, write: true, apiV1: true, help: "modify or remove one document and return it"})
+}
+
+// runFindAndModify updates or removes the first matching document in sort
+// order and returns it (before or after the change).
+// https://www.mongodb.com/docs/manual/reference/command/findAndModify/
+func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		filter, sortSpec, fieldsSpec bson.Raw
+		upd                          bson.RawValue
+		arrayFilters                 []bson.Raw
+		remove, returnNew, upsert    bool
+		hint                         bson.RawValue
+	)
+	err = fields("findAndModify", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "query":
+			filter, err = wantDoc("findAndModify", k, v)
+		case "sort":
+			sortSpec, err = wantDoc("findAndModify", k, v)
+		case "fields":
+			fieldsSpec, err = wantDoc("findAndModify", k, v)
+		case "remove":
+			remove, err = wantBool("findAndModify", k, v)
+		case "update":
+			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
+				return mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
+			}
+			upd = v
+		case "new":
+			returnNew, err = wantBool("findAndModify", k, v)
+		case "upsert":
+			upsert, err = wantBool("findAndModify", k, v)
+		case "arrayFilters":
+			arrayFilters, err = docArray("findAndModify", k, v)
+		case "hint":
+			hint = v
+		case "collation":
+			err = checkCollation(v)
+		case "bypassDocumentValidation":
+			_, err = wantBool("findAndModify", k, v)
+		case "let":
+			return mongoerr.New(mongoerr.NotImplemented, "findAndModify 'let' variables require aggregation expressions, which are not supported yet")
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case remove && upd.Type != 0:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both an update and remove=true")
+	case !remove && upd.Type == 0:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Either an update or remove=true must be specified")
+	case remove && upsert:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both upsert=true and remove=true ")
+	case remove && returnNew:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
+	case remove && len(arrayFilters) > 0:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify arrayFilters and remove=true")
+	}
+	if err := checkWritable(r.DB, name); err != nil {
+		return nil, err
+	}
+	var u *update.Update
+	if !remove {
+		if u, err = update.Compile(upd, arrayFilters); err != nil {
+			return nil, err
+		}
+	}
+	var proj *projection.Projection
+	if len(fieldsSpec) > 5 {
+		if proj, err = projection.Compile(fieldsSpec); err != nil {
+			return nil, err
+		}
+		if err := validateProjection(proj, filter); err != nil {
+			return nil, err
+		}
+	}
+	ns := r.DB + "." + name
+	var (
+		value    bson.Raw
+		leo      bson.D
+		filterer *query
+	)
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		q := &query{coll: w.Collection(ns), limit: 1, hint: hint}
+		filterer = q
+		if err := q.setFilter(filter); err != nil {
+			return err
+		}
+		if err := q.setSort(sortSpec); err != nil {
+			return err
+		}
+		if err := q.checkHint(); err != nil {
+			return err
+		}
+		var found *row
+		if q.coll != nil {
+			rows, err := q.rows(ctx, w.Reader())
+			if err != nil {
+				return err
+			}
+			rw, ok, err := rows.next(ctx)
+			rows.close()
+			if err != nil {
+				return err
+			}
+			if ok {
+				found = &rw
+			}
+		}
+		now := time.Now()
+		switch {
+		case found != nil && remove:
+			if err := w.Delete(q.coll, found.rid, found.doc); err != nil {
+				return err
+			}
+			value = found.doc
+			leo = bson.D{{Key: "n", Value: int32(1)}}
+		case found != nil:
+			_, pos := q.filter.MatchPos(found.doc)
+			out, changed, err := u.Apply(found.doc, pos, now)
+			if err != nil {
+				return err
+			}
+			if changed {
+				if err := w.Update(q.coll, found.rid, found.doc, out); err != nil {
+					return err
+				}
+			}
+			value = found.doc
+			if returnNew {
+				value = out
+			}
+			leo = bson.D{{Key: "n", Value: int32(1)}, {Key: "updatedExisting", Value: true}}
+		case upsert:
+			doc, err := u.Upsert(filter, now)
+			if err != nil {
+				return err
+			}
+			if doc, err = prepareInsert(doc); err != nil {
+				return err
+			}
+			c, err := w.EnsureCollection(ns)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Insert(c, doc); err != nil {
+				return err
+			}
+			if returnNew {
+				value = doc
+			}
+			leo = bson.D{{Key: "n", Value: int32(1)}, {Key: "updatedExisting", Value: false}, {Key: "upserted", Value: doc.Lookup("_id")}}
+		default:
+			leo = bson.D{{Key: "n", Value: int32(0)}}
+			if !remove {
+				leo = append(leo, bson.E{Key: "updatedExisting", Value: false})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, writeErr(err)
+	}
+	var v any
+	if value != nil {
+		if proj != nil {
+			if value, err = proj.Apply(value, filterer.filter); err != nil {
+				return nil, err
+			}
+		}
+		v = value
+	}
+	reply := bson.D{{Key: "lastErrorObject", Value: leo}, {Key: "value", Value: v}}
+	if wce := r.Generic.WriteConcern.concernError(); wce != nil {
+		reply = append(reply, bson.E{Key: "writeConcernError", Value: wce})
+	}
+	return reply, nil
+}
+
+// validateProjection checks a positional projection against the filter it
+// runs with.
+func validateProjection(p *projection.Projection, filter bson.Raw) error {
+	f, err := match.Compile(orEmpty(filter))
+	if err != nil {
+		return err
+	}
+	return p.Validate(f)
+}

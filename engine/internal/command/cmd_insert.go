@@ -1,0 +1,110 @@
+package command
+
+import (
+	"context"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+func init() {
+	register("insert", &spec{run: runInsert, write: true, apiV1: true, help: "insert documents"})
+}
+
+// maxWriteBatch is the most operations one write command may carry.
+const maxWriteBatch = 100_000
+
+// runInsert inserts documents; an ordered insert stops at the first error.
+// https://www.mongodb.com/docs/manual/reference/command/insert/
+func runInsert(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		docs    []bson.Raw
+		haveDoc bool
+		ordered = true
+	)
+	err = fields("insert", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "documents":
+			docs, err = docArray("insert", k, v)
+			haveDoc = true
+		case "ordered":
+			ordered, err = wantBool("insert", k, v)
+		case "bypassDocumentValidation":
+			// Accepted: no validators exist yet, so there is nothing to bypass.
+			_, err = wantBool("insert", k, v)
+		case "let":
+			_, err = wantDoc("insert", k, v)
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !haveDoc {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'insert.documents' is missing but a required field")
+	}
+	if len(docs) > maxWriteBatch {
+		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(docs))
+	}
+	if len(docs) == 0 {
+		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got 0 operations.", maxWriteBatch)
+	}
+	ns := r.DB + "." + name
+	if err := checkWritable(r.DB, name); err != nil {
+		return nil, err
+	}
+	res := &writeResult{}
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		c, err := w.EnsureCollection(ns)
+		if err != nil {
+			return err
+		}
+		for i, d := range docs {
+			if err := ctx.Err(); err != nil && ordered {
+				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: mongoerr.As(ctxErr(err))})
+				return nil
+			}
+			doc, err := prepareInsert(d)
+			if err == nil {
+				_, err = w.Insert(c, doc)
+			}
+			if err != nil {
+				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
+				if ordered {
+					return nil
+				}
+				continue
+			}
+			res.n++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.reply(r, false), nil
+}
+
+// checkWritable rejects writes to namespaces mongod reserves.
+func checkWritable(db, coll string) error {
+	if len(coll) >= 7 && coll[:7] == "system." && coll != "system.js" {
+		return mongoerr.Newf(mongoerr.InvalidNamespace, "cannot write to '%s.%s'", db, coll)
+	}
+	return nil
+}
+
+func ctxErr(err error) error {
+	if err == context.DeadlineExceeded {
+		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+}

@@ -1,0 +1,231 @@
+package command
+
+import (
+	"context"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+	"github.com/formworkdb/formwork/engine/internal/update"
+	"github.com/formworkdb/formwork/engine/internal/wire"
+)
+
+func init() {
+	register("update", &spec{run: runUpdate, write: true, apiV1: true, help: "update documents"})
+}
+
+// updateStmt is one entry of an update command's updates array.
+type updateStmt struct {
+	q            bson.Raw
+	u            bson.RawValue
+	upsert       bool
+	multi        bool
+	arrayFilters []bson.Raw
+	hint         bson.RawValue
+}
+
+func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
+	var s updateStmt
+	haveQ, haveU := false, false
+	elems, err := d.Elements()
+	if err != nil {
+		return s, mongoerr.Newf(mongoerr.InvalidBSON, "%v", err)
+	}
+	for _, e := range elems {
+		v := e.Value()
+		var err error
+		switch k := e.Key(); k {
+		case "q":
+			s.q, err = wantDoc("UpdateOpEntry", k, v)
+			haveQ = true
+		case "u":
+			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
+				return s, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
+			}
+			s.u, haveU = v, true
+		case "upsert":
+			s.upsert, err = wantBool("UpdateOpEntry", k, v)
+		case "multi":
+			s.multi, err = wantBool("UpdateOpEntry", k, v)
+		case "arrayFilters":
+			s.arrayFilters, err = docArray("UpdateOpEntry", k, v)
+		case "hint":
+			s.hint = v
+		case "collation":
+			err = checkCollation(v)
+		case "c":
+			return s, mongoerr.New(mongoerr.NotImplemented, "update constants ('c') require pipeline updates, which are not supported yet")
+		case "upsertSupplied":
+		default:
+			return s, mongoerr.UnknownField("UpdateOpEntry", k)
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	if !haveQ {
+		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'UpdateOpEntry.q' is missing but a required field")
+	}
+	if !haveU {
+		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'UpdateOpEntry.u' is missing but a required field")
+	}
+	return s, nil
+}
+
+// runUpdate applies update statements.
+// https://www.mongodb.com/docs/manual/reference/command/update/
+func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
+	name, err := collectionName(r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		stmts []bson.Raw
+		have  bool
+	)
+	ordered := true
+	err = fields("update", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "updates":
+			stmts, err = docArray("update", k, v)
+			have = true
+		case "ordered":
+			ordered, err = wantBool("update", k, v)
+		case "bypassDocumentValidation":
+			_, err = wantBool("update", k, v)
+		case "let":
+			return mongoerr.New(mongoerr.NotImplemented, "update 'let' variables require aggregation expressions, which are not supported yet")
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !have {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'update.updates' is missing but a required field")
+	}
+	if len(stmts) == 0 || len(stmts) > maxWriteBatch {
+		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(stmts))
+	}
+	if err := checkWritable(r.DB, name); err != nil {
+		return nil, err
+	}
+	ns := r.DB + "." + name
+	res := &writeResult{}
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		for i, raw := range stmts {
+			if err := r.updateOne(ctx, w, ns, i, raw, res); err != nil {
+				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
+				if ordered {
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.reply(r, true), nil
+}
+
+// updateOne runs statement i, adding its counts to res.
+func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, raw bson.Raw, res *writeResult) error {
+	st, err := parseUpdateStmt(raw)
+	if err != nil {
+		return err
+	}
+	u, err := update.Compile(st.u, st.arrayFilters)
+	if err != nil {
+		return err
+	}
+	if st.multi && u.IsReplacement() {
+		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
+	}
+	q := &query{coll: w.Collection(ns), hint: st.hint}
+	if err := q.setFilter(st.q); err != nil {
+		return err
+	}
+	if err := q.checkHint(); err != nil {
+		return err
+	}
+	if !st.multi {
+		q.limit = 1
+	}
+	now := time.Now()
+	if q.coll != nil {
+		rows, err := q.rows(ctx, w.Reader())
+		if err != nil {
+			return err
+		}
+		defer rows.close()
+		matched := false
+		for {
+			row, ok, err := rows.next(ctx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			matched = true
+			if err := applyUpdate(w, q, u, row, now); err != nil {
+				if err == errUnchanged {
+					res.n++
+					continue
+				}
+				return err
+			}
+			res.n++
+			res.nModified++
+		}
+		if matched {
+			return nil
+		}
+	}
+	if !st.upsert {
+		return nil
+	}
+	doc, err := u.Upsert(st.q, now)
+	if err != nil {
+		return err
+	}
+	if doc, err = prepareInsert(doc); err != nil {
+		return err
+	}
+	c, err := w.EnsureCollection(ns)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Insert(c, doc); err != nil {
+		return err
+	}
+	res.n++
+	res.upserted = append(res.upserted, bson.D{{Key: "index", Value: int32(i)}, {Key: "_id", Value: doc.Lookup("_id")}})
+	return nil
+}
+
+// errUnchanged reports a no-op update: the document matched but the
+// update left it as it was, so nothing is written.
+var errUnchanged = mongoerr.New(mongoerr.OK, "unchanged")
+
+// applyUpdate applies u to one row and stages the new document.
+func applyUpdate(w *storage.Writer, q *query, u *update.Update, row row, now time.Time) error {
+	_, pos := q.filter.MatchPos(row.doc)
+	out, changed, err := u.Apply(row.doc, pos, now)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return errUnchanged
+	}
+	if len(out) > wire.MaxDocumentSize {
+		return mongoerr.Newf(mongoerr.BSONObjectTooLarge, "Resulting document after update is larger than %d", wire.MaxDocumentSize)
+	}
+	return w.Update(q.coll, row.rid, row.doc, out)
+}

@@ -1,0 +1,163 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// Request is one command as a handler sees it.
+type Request struct {
+	Env  *Env
+	Conn *Conn
+	// DB is the target database ($db).
+	DB string
+	// Name is the command's canonical name.
+	Name string
+	// Body is the command document, document sequences merged in.
+	Body bson.Raw
+	// Generic holds the arguments every command accepts.
+	Generic Generic
+}
+
+// handler runs one command and returns the reply fields besides ok.
+type handler func(ctx context.Context, r *Request) (bson.D, error)
+
+// spec describes one command.
+type spec struct {
+	run handler
+	// write marks commands that are retryable writes (I2).
+	write bool
+	// adminOnly commands must be sent to the admin database.
+	adminOnly bool
+	// apiV1 marks commands that belong to Stable API version 1.
+	apiV1 bool
+	help  string
+}
+
+var table = map[string]*spec{}
+
+// aliases maps alternative spellings to the canonical name.
+var aliases = map[string]string{
+	"ismaster":      "isMaster",
+	"buildinfo":     "buildInfo",
+	"findandmodify": "findAndModify",
+}
+
+func register(name string, s *spec) { table[name] = s }
+
+// Reply is the outcome of Dispatch: the reply document, or nothing when the
+// client asked for no reply (an unacknowledged write).
+type Reply struct {
+	Doc bson.Raw
+}
+
+// Dispatch runs the command in body (document sequences already merged)
+// for conn and returns its reply document. Errors become error replies;
+// nothing is returned as a Go error.
+func (e *Env) Dispatch(ctx context.Context, conn *Conn, body bson.Raw) bson.Raw {
+	reply, err := e.dispatch(ctx, conn, body)
+	if err != nil {
+		me := mongoerr.As(err)
+		if me.Code == mongoerr.InternalError {
+			e.log.Error("command failed", "err", err)
+		}
+		reply = me.Reply()
+	} else {
+		reply = append(bson.D{{Key: "ok", Value: 1.0}}, reply...)
+		// ok goes last in mongod's replies, after the command's fields.
+		reply = append(reply[1:], reply[0])
+	}
+	if !e.Config.Standalone {
+		ts := e.clock.current()
+		reply = append(reply,
+			bson.E{Key: "$clusterTime", Value: bson.D{
+				{Key: "clusterTime", Value: ts},
+				{Key: "signature", Value: bson.D{
+					{Key: "hash", Value: bson.Binary{Data: make([]byte, 20)}},
+					{Key: "keyId", Value: int64(0)},
+				}},
+			}},
+			bson.E{Key: "operationTime", Value: ts})
+	}
+	out, merr := bson.Marshal(reply)
+	if merr != nil {
+		e.log.Error("marshal reply", "err", merr)
+		out, _ = bson.Marshal(mongoerr.Newf(mongoerr.InternalError, "cannot encode reply: %v", merr).Reply())
+	}
+	return out
+}
+
+func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, error) {
+	first, err := body.IndexErr(0)
+	if err != nil {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Empty command object")
+	}
+	name := first.Key()
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	s, ok := table[name]
+	if !ok {
+		return nil, mongoerr.Newf(mongoerr.CommandNotFound, "no such command: '%s'", first.Key())
+	}
+	r := &Request{Env: e, Conn: conn, Name: name, Body: body}
+	if err := r.Generic.parse(body); err != nil {
+		return nil, err
+	}
+	r.DB = r.Generic.DB
+	if r.DB == "" {
+		return nil, mongoerr.New(mongoerr.InvalidNamespace, "OP_MSG requests require a $db argument")
+	}
+	if err := validDBName(r.DB); err != nil {
+		return nil, err
+	}
+	if s.adminOnly && r.DB != "admin" {
+		return nil, mongoerr.Newf(mongoerr.Unauthorized, "%s may only be run against the admin database.", name)
+	}
+	if r.Generic.APIStrict && !s.apiV1 {
+		return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://www.mongodb.com/docs/manual/reference/stable-api", name)
+	}
+	if r.Generic.StartTransaction || r.Generic.Autocommit != nil {
+		return nil, mongoerr.New(mongoerr.NotImplemented, "multi-document transactions are not supported by this server yet")
+	}
+	if r.Generic.MaxTimeMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.Generic.MaxTimeMS)*time.Millisecond)
+		defer cancel()
+	}
+	e.countOp(opKind(name))
+	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
+		return e.retry.run(ctx, r, s.run)
+	}
+	reply, err := s.run(ctx, r)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	return reply, err
+}
+
+func opKind(name string) string {
+	switch name {
+	case "insert", "update", "delete", "getMore":
+		return strings.ToLower(name)
+	case "find", "count", "distinct", "aggregate":
+		return "query"
+	}
+	return "command"
+}
+
+// IsUnacknowledged reports whether body carries writeConcern {w: 0}.
+func IsUnacknowledged(body bson.Raw) bool {
+	v, err := body.LookupErr("writeConcern", "w")
+	if err != nil {
+		return false
+	}
+	n, ok := asInt(v)
+	return ok && n == 0
+}

@@ -1,0 +1,142 @@
+package command
+
+import (
+	"crypto/rand"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+// Config describes how the server presents itself.
+type Config struct {
+	// Standalone turns off the single-node replica set presentation.
+	Standalone bool
+	// SetName is the replica set name; "formwork" when empty.
+	SetName string
+	// Host is the advertised "host:port" of this server.
+	Host string
+	// DBPath is reported by getCmdLineOpts; empty for in memory.
+	DBPath string
+	// CursorTimeout is how long an idle cursor lives; 10 minutes when 0.
+	CursorTimeout time.Duration
+	// Logger receives log records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Env is the state shared by every connection of one engine. It is safe
+// for concurrent use.
+type Env struct {
+	Store   *storage.Store
+	Config  Config
+	Cursors *Cursors
+	retry   *retryCache
+	log     *slog.Logger
+	started time.Time
+	nextCID atomic.Int64 // connection ids
+	// connCurrent counts open connections; the server maintains it.
+	connCurrent atomic.Int64
+	clock       logicalClock
+	params      *parameters
+
+	opsMu    sync.Mutex
+	opCounts map[string]int64
+}
+
+// NewEnv returns the command environment over st.
+func NewEnv(st *storage.Store, cfg Config) *Env {
+	if cfg.SetName == "" {
+		cfg.SetName = "formwork"
+	}
+	if cfg.Host == "" {
+		cfg.Host = "localhost:27017"
+	}
+	if cfg.CursorTimeout == 0 {
+		cfg.CursorTimeout = 10 * time.Minute
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Env{
+		Store:    st,
+		Config:   cfg,
+		Cursors:  newCursors(cfg.CursorTimeout),
+		retry:    newRetryCache(),
+		log:      log,
+		started:  time.Now(),
+		params:   newParameters(),
+		opCounts: map[string]int64{},
+	}
+}
+
+// Close releases the cursors.
+func (e *Env) Close() { e.Cursors.closeAll() }
+
+// NewConn returns the state of a new client connection. The caller calls
+// CloseConn when the connection ends.
+func (e *Env) NewConn(remote, local string) *Conn {
+	e.connCurrent.Add(1)
+	return &Conn{ID: e.nextCID.Add(1), Remote: remote, Local: local}
+}
+
+// CloseConn records the end of a connection.
+func (e *Env) CloseConn(c *Conn) { e.connCurrent.Add(-1) }
+
+func newSessionUUID() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b
+}
+
+// Conn is the per-connection state.
+type Conn struct {
+	ID     int64
+	Remote string
+	Local  string
+	// Client is the client metadata sent with the first hello.
+	Client bson.Raw
+	// handshakeDone is set after the first hello; later hellos may not
+	// change client metadata.
+	handshakeDone bool
+}
+
+func (e *Env) countOp(kind string) {
+	e.opsMu.Lock()
+	e.opCounts[kind]++
+	e.opsMu.Unlock()
+}
+
+// logicalClock hands out increasing timestamps for operationTime and
+// $clusterTime.
+type logicalClock struct {
+	mu   sync.Mutex
+	last bson.Timestamp
+}
+
+func (c *logicalClock) now() bson.Timestamp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := uint32(time.Now().Unix())
+	if t > c.last.T {
+		c.last = bson.Timestamp{T: t, I: 1}
+	} else {
+		c.last.I++
+	}
+	return c.last
+}
+
+func (c *logicalClock) current() bson.Timestamp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last.T == 0 {
+		c.last = bson.Timestamp{T: uint32(time.Now().Unix()), I: 1}
+	}
+	return c.last
+}

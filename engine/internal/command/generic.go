@@ -1,0 +1,327 @@
+package command
+
+import (
+	"math"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// Generic holds the arguments that every command accepts.
+type Generic struct {
+	DB               string
+	LSID             bson.Raw
+	TxnNumber        *int64
+	MaxTimeMS        int64
+	Comment          bson.RawValue
+	WriteConcern     writeConcern
+	ReadConcernLevel string
+	APIStrict        bool
+	StartTransaction bool
+	Autocommit       *bool
+}
+
+type writeConcern struct {
+	set   bool
+	w     int64 // -1 for "majority"
+	wTag  string
+	unack bool
+}
+
+// genericFields are the generic command arguments, with a note on how each
+// is handled. Fields not listed in parse are accepted and ignored because
+// they only matter to sharded clusters or internal replication.
+var genericFields = map[string]bool{
+	"$db": true, "lsid": true, "txnNumber": true, "$clusterTime": true,
+	"$readPreference": true, "readConcern": true, "writeConcern": true,
+	"comment": true, "maxTimeMS": true, "apiVersion": true, "apiStrict": true,
+	"apiDeprecationErrors": true, "autocommit": true, "startTransaction": true,
+	"stmtId": true, "$audit": true, "$client": true, "$configServerState": true,
+	"$oplogQueryData": true, "$queryOptions": true, "$replData": true,
+	"mayBypassWriteBlocking": true, "clientOperationKey": true,
+	"txnRetryCounter": true, "$configTime": true, "$topologyTime": true,
+	"databaseVersion": true, "shardVersion": true, "maxTimeMSOpOnly": true,
+	"usesDefaultMaxTimeMS": true,
+}
+
+func isGeneric(key string) bool { return genericFields[key] }
+
+func (g *Generic) parse(body bson.Raw) error {
+	elems, err := body.Elements()
+	if err != nil {
+		return mongoerr.Newf(mongoerr.InvalidBSON, "invalid command document: %v", err)
+	}
+	cmd := elems[0].Key()
+	for _, e := range elems[1:] {
+		v := e.Value()
+		switch e.Key() {
+		case "$db":
+			s, ok := v.StringValueOK()
+			if !ok {
+				return mongoerr.FieldType(cmd, "$db", typeName(v.Type), "string")
+			}
+			g.DB = s
+		case "lsid":
+			d, ok := v.DocumentOK()
+			if !ok {
+				return mongoerr.FieldType(cmd, "lsid", typeName(v.Type), "object")
+			}
+			if _, err := d.LookupErr("id"); err != nil {
+				return mongoerr.New(mongoerr.Code(40414), "BSON field 'OperationSessionInfo.lsid.id' is missing but a required field")
+			}
+			g.LSID = d
+		case "txnNumber":
+			n, ok := v.Int64OK()
+			if !ok {
+				return mongoerr.FieldType(cmd, "txnNumber", typeName(v.Type), "long")
+			}
+			if n < 0 {
+				return mongoerr.Newf(mongoerr.BadValue, "TxnNumber cannot be negative")
+			}
+			g.TxnNumber = &n
+		case "maxTimeMS":
+			n, ok := asInt(v)
+			if !ok {
+				return mongoerr.New(mongoerr.BadValue, "maxTimeMS must be a number")
+			}
+			if n < 0 || n > math.MaxInt32 {
+				return mongoerr.Newf(mongoerr.BadValue, "%d value for maxTimeMS is out of range [0, %d]", n, math.MaxInt32)
+			}
+			g.MaxTimeMS = n
+		case "comment":
+			g.Comment = v
+		case "writeConcern":
+			if err := g.WriteConcern.parse(cmd, v); err != nil {
+				return err
+			}
+		case "readConcern":
+			if err := g.parseReadConcern(cmd, v); err != nil {
+				return err
+			}
+		case "apiVersion":
+			s, ok := v.StringValueOK()
+			if !ok {
+				return mongoerr.FieldType(cmd, "apiVersion", typeName(v.Type), "string")
+			}
+			if s != "1" {
+				return mongoerr.Newf(mongoerr.APIVersionError, "API version must be \"1\"")
+			}
+		case "apiStrict":
+			g.APIStrict, _ = v.BooleanOK()
+		case "startTransaction":
+			g.StartTransaction, _ = v.BooleanOK()
+		case "autocommit":
+			b, _ := v.BooleanOK()
+			g.Autocommit = &b
+		}
+	}
+	return nil
+}
+
+func (w *writeConcern) parse(cmd string, v bson.RawValue) error {
+	d, ok := v.DocumentOK()
+	if !ok {
+		return mongoerr.FieldType(cmd, "writeConcern", typeName(v.Type), "object")
+	}
+	w.set = true
+	w.w = 1
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		ev := e.Value()
+		switch e.Key() {
+		case "w":
+			if s, ok := ev.StringValueOK(); ok {
+				if s == "majority" {
+					w.w = -1
+				} else {
+					w.wTag = s
+				}
+				continue
+			}
+			n, ok := asInt(ev)
+			if !ok {
+				return mongoerr.New(mongoerr.FailedToParse, "w has to be a number or a string")
+			}
+			if n < 0 || n > 50 {
+				return mongoerr.New(mongoerr.FailedToParse, "w has to be a non-negative number and not greater than 50")
+			}
+			w.w = n
+			w.unack = n == 0
+		case "j", "fsync":
+			if _, ok := ev.BooleanOK(); !ok {
+				if _, ok := asInt(ev); !ok {
+					return mongoerr.Newf(mongoerr.FailedToParse, "%s must be a boolean or a number", e.Key())
+				}
+			}
+		case "wtimeout", "wtimeoutMS":
+			if _, ok := asInt(ev); !ok {
+				return mongoerr.New(mongoerr.FailedToParse, "wtimeout must be a number")
+			}
+		case "provenance", "getLastError":
+		default:
+			return mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field 'writeConcern.%s' is an unknown field.", e.Key())
+		}
+	}
+	return nil
+}
+
+// concernError returns the writeConcernError a single node reports for w,
+// or nil when w can be satisfied.
+func (w writeConcern) concernError() bson.D {
+	if w.wTag != "" {
+		return bson.D{{Key: "code", Value: int32(79)}, {Key: "codeName", Value: "UnknownReplWriteConcern"}, {Key: "errmsg", Value: "No write concern mode named '" + w.wTag + "' found in replica set configuration"}}
+	}
+	if w.w > 1 {
+		return bson.D{{Key: "code", Value: int32(100)}, {Key: "codeName", Value: "UnsatisfiableWriteConcern"}, {Key: "errmsg", Value: "Not enough data-bearing nodes"}}
+	}
+	return nil
+}
+
+func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
+	d, ok := v.DocumentOK()
+	if !ok {
+		return mongoerr.FieldType(cmd, "readConcern", typeName(v.Type), "object")
+	}
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		switch e.Key() {
+		case "level":
+			s, ok := e.Value().StringValueOK()
+			if !ok {
+				return mongoerr.FieldType("readConcern", "level", typeName(e.Value().Type), "string")
+			}
+			switch s {
+			case "local", "majority", "linearizable", "available", "snapshot":
+				// A single node reads its latest committed data, which
+				// satisfies every level; cursors read a snapshot.
+				g.ReadConcernLevel = s
+			default:
+				return mongoerr.Newf(mongoerr.FailedToParse, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", s)
+			}
+		case "afterClusterTime", "afterOpTime", "atClusterTime", "provenance":
+			// Every committed write is visible to the next read on one node.
+		default:
+			return mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field 'readConcern.%s' is an unknown field.", e.Key())
+		}
+	}
+	return nil
+}
+
+// asInt returns v as an integer when it is a number with an integral value.
+func asInt(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32()), true
+	case bson.TypeInt64:
+		return v.Int64(), true
+	case bson.TypeDouble:
+		f := v.Double()
+		if f != math.Trunc(f) || math.IsInf(f, 0) || f > math.MaxInt64 || f < math.MinInt64 {
+			return 0, false
+		}
+		return int64(f), true
+	case bson.TypeDecimal128:
+		d := v.Decimal128()
+		bi, exp, err := d.BigInt()
+		if err != nil || exp != 0 || !bi.IsInt64() {
+			f, ok := decimalToFloat(d)
+			if !ok || f != math.Trunc(f) {
+				return 0, false
+			}
+			return int64(f), true
+		}
+		return bi.Int64(), true
+	}
+	return 0, false
+}
+
+func decimalToFloat(d bson.Decimal128) (float64, bool) {
+	f, err := parseFloat(d.String())
+	return f, err == nil
+}
+
+// isNumber reports whether v is a BSON number.
+func isNumber(v bson.RawValue) bool {
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
+		return true
+	}
+	return false
+}
+
+// asBool interprets v the way mongod's IDL "safeBool" does: booleans and
+// numbers (non-zero is true).
+func asBool(v bson.RawValue) (bool, bool) {
+	switch v.Type {
+	case bson.TypeBoolean:
+		return v.Boolean(), true
+	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
+		n, ok := asFloat(v)
+		return n != 0, ok
+	}
+	return false, false
+}
+
+func asFloat(v bson.RawValue) (float64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return float64(v.Int32()), true
+	case bson.TypeInt64:
+		return float64(v.Int64()), true
+	case bson.TypeDouble:
+		return v.Double(), true
+	case bson.TypeDecimal128:
+		return decimalToFloat(v.Decimal128())
+	}
+	return 0, false
+}
+
+// typeName returns MongoDB's alias for a BSON type, as used in messages.
+func typeName(t bson.Type) string {
+	switch t {
+	case bson.TypeDouble:
+		return "double"
+	case bson.TypeString:
+		return "string"
+	case bson.TypeEmbeddedDocument:
+		return "object"
+	case bson.TypeArray:
+		return "array"
+	case bson.TypeBinary:
+		return "binData"
+	case bson.TypeUndefined:
+		return "undefined"
+	case bson.TypeObjectID:
+		return "objectId"
+	case bson.TypeBoolean:
+		return "bool"
+	case bson.TypeDateTime:
+		return "date"
+	case bson.TypeNull:
+		return "null"
+	case bson.TypeRegex:
+		return "regex"
+	case bson.TypeDBPointer:
+		return "dbPointer"
+	case bson.TypeJavaScript:
+		return "javascript"
+	case bson.TypeSymbol:
+		return "symbol"
+	case bson.TypeCodeWithScope:
+		return "javascriptWithScope"
+	case bson.TypeInt32:
+		return "int"
+	case bson.TypeTimestamp:
+		return "timestamp"
+	case bson.TypeInt64:
+		return "long"
+	case bson.TypeDecimal128:
+		return "decimal"
+	case bson.TypeMinKey:
+		return "minKey"
+	case bson.TypeMaxKey:
+		return "maxKey"
+	}
+	return "missing"
+}

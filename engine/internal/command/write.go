@@ -1,0 +1,270 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+	"github.com/formworkdb/formwork/engine/internal/wire"
+)
+
+// writeResult accumulates the outcome of a write batch.
+type writeResult struct {
+	n         int64
+	nModified int64
+	upserted  bson.A
+	errs      []mongoerr.WriteError
+}
+
+// reply builds the fields of an insert/update/delete reply.
+func (w *writeResult) reply(r *Request, modified bool) bson.D {
+	d := bson.D{{Key: "n", Value: int32(w.n)}}
+	if modified {
+		d = append(d, bson.E{Key: "nModified", Value: int32(w.nModified)})
+	}
+	if len(w.upserted) > 0 {
+		d = append(d, bson.E{Key: "upserted", Value: w.upserted})
+	}
+	if len(w.errs) > 0 {
+		arr := make(bson.A, len(w.errs))
+		for i, e := range w.errs {
+			arr[i] = e.Doc()
+		}
+		d = append(d, bson.E{Key: "writeErrors", Value: arr})
+	}
+	if wce := r.Generic.WriteConcern.concernError(); wce != nil {
+		d = append(d, bson.E{Key: "writeConcernError", Value: wce})
+	}
+	return d
+}
+
+// writeErr converts a storage or engine error for one batch item into the
+// MongoDB error clients see.
+func writeErr(err error) *mongoerr.Error {
+	var dk *storage.DuplicateKeyError
+	if errors.As(err, &dk) {
+		return duplicateKey(dk)
+	}
+	return mongoerr.As(err)
+}
+
+// duplicateKey builds mongod's E11000 error with keyPattern and keyValue.
+func duplicateKey(dk *storage.DuplicateKeyError) *mongoerr.Error {
+	pattern := dk.Index.Key()
+	var value bson.D
+	elems, _ := pattern.Elements()
+	for _, e := range elems {
+		v, err := dk.Doc.LookupErr(strings.Split(e.Key(), ".")...)
+		if err != nil {
+			value = append(value, bson.E{Key: e.Key(), Value: nil})
+			continue
+		}
+		value = append(value, bson.E{Key: e.Key(), Value: v})
+	}
+	var sb strings.Builder
+	sb.WriteString("{ ")
+	for i, e := range value {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(e.Key)
+		sb.WriteString(": ")
+		if v, ok := e.Value.(bson.RawValue); ok {
+			sb.WriteString(formatValue(v))
+		} else {
+			sb.WriteString("null")
+		}
+	}
+	sb.WriteString(" }")
+	msg := fmt.Sprintf("E11000 duplicate key error collection: %s index: %s dup key: %s", dk.Coll.NS, dk.Index.Name, sb.String())
+	return mongoerr.New(mongoerr.DuplicateKey, msg).With("keyPattern", pattern).With("keyValue", value)
+}
+
+// formatValue renders v the way mongod's BSONObj::toString does, as used in
+// error messages.
+func formatValue(v bson.RawValue) string {
+	switch v.Type {
+	case bson.TypeString:
+		return strconv.Quote(v.StringValue())
+	case bson.TypeInt32:
+		return strconv.Itoa(int(v.Int32()))
+	case bson.TypeInt64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case bson.TypeDouble:
+		f := v.Double()
+		if f == math.Trunc(f) && !math.IsInf(f, 0) && math.Abs(f) < 1e15 {
+			return strconv.FormatFloat(f, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case bson.TypeDecimal128:
+		return "NumberDecimal(\"" + v.Decimal128().String() + "\")"
+	case bson.TypeObjectID:
+		return "ObjectId('" + v.ObjectID().Hex() + "')"
+	case bson.TypeBoolean:
+		return strconv.FormatBool(v.Boolean())
+	case bson.TypeNull:
+		return "null"
+	case bson.TypeUndefined:
+		return "undefined"
+	case bson.TypeMinKey:
+		return "MinKey"
+	case bson.TypeMaxKey:
+		return "MaxKey"
+	case bson.TypeDateTime:
+		return "new Date(" + strconv.FormatInt(v.DateTime(), 10) + ")"
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		open, end := "{ ", " }"
+		if v.Type == bson.TypeArray {
+			open, end = "[ ", " ]"
+		}
+		var doc bson.Raw
+		if v.Type == bson.TypeArray {
+			doc = bson.Raw(v.Array())
+		} else {
+			doc = v.Document()
+		}
+		elems, _ := doc.Elements()
+		if len(elems) == 0 {
+			return strings.TrimSpace(open) + strings.TrimSpace(end)
+		}
+		var sb strings.Builder
+		sb.WriteString(open)
+		for i, e := range elems {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			if v.Type == bson.TypeEmbeddedDocument {
+				sb.WriteString(e.Key() + ": ")
+			}
+			sb.WriteString(formatValue(e.Value()))
+		}
+		sb.WriteString(end)
+		return sb.String()
+	}
+	return v.String()
+}
+
+// maxDepth is the deepest nesting mongod stores.
+const maxDepth = 100
+
+// prepareInsert validates a document for storage and returns it with an
+// _id, placed first. It returns MongoDB's errors for oversized documents
+// and invalid _id values.
+func prepareInsert(doc bson.Raw) (bson.Raw, error) {
+	if len(doc) > wire.MaxDocumentSize {
+		return nil, mongoerr.Newf(mongoerr.BadValue, "object to insert too large. size in bytes: %d, max size: %d", len(doc), wire.MaxDocumentSize)
+	}
+	elems, err := doc.Elements()
+	if err != nil {
+		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid document: %v", err)
+	}
+	if depth(doc, 0) > maxDepth {
+		return nil, mongoerr.Newf(mongoerr.Overflow, "cannot insert document because it exceeds %d levels of nesting", maxDepth)
+	}
+	idAt := -1
+	for i, e := range elems {
+		if e.Key() == "_id" {
+			if idAt >= 0 {
+				return nil, mongoerr.New(mongoerr.BadValue, "can't have multiple _id fields in one document")
+			}
+			idAt = i
+		}
+	}
+	if idAt >= 0 {
+		if err := checkID(elems[idAt].Value()); err != nil {
+			return nil, err
+		}
+		if idAt == 0 {
+			return doc, nil
+		}
+	}
+	out := make([]byte, 4, len(doc)+17)
+	if idAt >= 0 {
+		out = append(out, elems[idAt]...)
+	} else {
+		out = append(out, byte(bson.TypeObjectID))
+		out = append(out, "_id\x00"...)
+		id := bson.NewObjectID()
+		out = append(out, id[:]...)
+	}
+	for i, e := range elems {
+		if i != idAt {
+			out = append(out, e...)
+		}
+	}
+	out = append(out, 0)
+	putLen(out)
+	if len(out) > wire.MaxDocumentSize {
+		return nil, mongoerr.Newf(mongoerr.BadValue, "object to insert too large. size in bytes: %d, max size: %d", len(out), wire.MaxDocumentSize)
+	}
+	return out, nil
+}
+
+func putLen(b []byte) {
+	n := len(b)
+	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+}
+
+// checkID rejects _id values mongod refuses to store.
+func checkID(v bson.RawValue) error {
+	switch v.Type {
+	case bson.TypeRegex:
+		return mongoerr.New(mongoerr.BadValue, "can't use a regex for _id")
+	case bson.TypeArray:
+		return mongoerr.New(mongoerr.BadValue, "can't use an array for _id")
+	case bson.TypeUndefined:
+		return mongoerr.New(mongoerr.BadValue, "can't use a undefined for _id")
+	case bson.TypeEmbeddedDocument:
+		if name, ok := dollarField(v.Document()); ok {
+			return mongoerr.Newf(mongoerr.DollarPrefixedFieldName, "_id fields may not contain '$'-prefixed fields: %s is not valid for storage.", name)
+		}
+	}
+	return nil
+}
+
+// dollarField finds a $-prefixed field name at any depth of d.
+func dollarField(d bson.Raw) (string, bool) {
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		if strings.HasPrefix(e.Key(), "$") {
+			return e.Key(), true
+		}
+		v := e.Value()
+		if v.Type == bson.TypeEmbeddedDocument {
+			if n, ok := dollarField(v.Document()); ok {
+				return n, true
+			}
+		}
+	}
+	return "", false
+}
+
+func depth(d bson.Raw, level int) int {
+	max := level
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		v := e.Value()
+		var sub bson.Raw
+		switch v.Type {
+		case bson.TypeEmbeddedDocument:
+			sub = v.Document()
+		case bson.TypeArray:
+			sub = bson.Raw(v.Array())
+		default:
+			continue
+		}
+		if n := depth(sub, level+1); n > max {
+			max = n
+		}
+		if max > maxDepth {
+			return max
+		}
+	}
+	return max
+}

@@ -1,0 +1,33 @@
+// Package match compiles MongoDB query filters into matchers and runs them
+// over documents, with MongoDB 7.0's semantics under the simple collation:
+// BSON comparison order and type brackets, numbers compared by value across
+// types, null matching null, undefined and missing, implicit traversal of
+// arrays along dotted paths, numeric path components, and the positional
+// "elemMatchKey" that update's and projection's "$" use.
+//
+// Operators: $eq $ne $gt $gte $lt $lte $in $nin, $and $or $nor $not,
+// $exists $type, $all $elemMatch $size, $regex/$options and regex literals,
+// $mod, $bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear, $comment,
+// $alwaysTrue, $alwaysFalse. $expr, $jsonSchema, $where, $text,
+// $sampleRate and the geo operators answer NotImplemented (238) at compile
+// time; they never give a wrong result.
+//
+// Regular expressions: MongoDB uses PCRE; this package translates PCRE
+// syntax to Go's RE2 where the meaning is the same (see regex.go) and
+// rejects what RE2 cannot do (backreferences, lookaround, atomic groups,
+// possessive quantifiers, recursion, \G, \K, inline (?x)) with code 51091
+// "Regular expression is invalid".
+//
+// Imports: bsonkit, mongoerr and the driver's bson packages only. Must not
+// import command, storage or any package above it.
+//
+// Invariants:
+//
+//	I1. Compile never panics, whatever the bytes (fuzzed); it validates the
+//	    filter and returns a *mongoerr.Error for anything MongoDB rejects.
+//	I2. Match assumes a valid BSON document (the wire layer validated it).
+//	I3. A *Filter is immutable after Compile and safe for concurrent use.
+//	I4. Unsupported operators fail at Compile, never at Match.
+//
+// Reference: https://www.mongodb.com/docs/v7.0/reference/operator/query/
+package match

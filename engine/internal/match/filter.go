@@ -1,0 +1,193 @@
+package match
+
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+)
+
+// Filter is a compiled query filter. It is immutable and safe for
+// concurrent use.
+type Filter struct {
+	root  node
+	paths []string
+}
+
+// Match reports whether doc satisfies the filter. doc must be valid BSON.
+func (f *Filter) Match(doc bson.Raw) bool {
+	ok, _ := f.root.match(doc)
+	return ok
+}
+
+// MatchPos reports whether doc satisfies the filter and, when it does, the
+// index of the array element that satisfied it in the first array the
+// matching predicate traversed: mongod's elemMatchKey, which the positional
+// "$" of update and projection uses. pos is -1 when no array element was
+// involved. Within $and (and the implicit and of a filter) the last
+// predicate that records a position wins; $or, $nor and $not record none,
+// as in mongod.
+func (f *Filter) MatchPos(doc bson.Raw) (matched bool, pos int) {
+	ok, p := f.root.match(doc)
+	if !ok {
+		return false, -1
+	}
+	return true, p
+}
+
+// Paths returns the field paths the filter's predicates apply to, looking
+// through $and, $or, $nor and $not but not into $elemMatch. Projection uses
+// it to check that a positional projection refers to a queried field. The
+// caller must not modify the slice.
+func (f *Filter) Paths() []string { return f.paths }
+
+// node is one compiled match expression.
+type node interface {
+	// match evaluates the node against a whole document and returns the
+	// elemMatchKey position it records (-1 for none).
+	match(doc []byte) (bool, int)
+	// matchValue evaluates the node against one value without path
+	// traversal: mongod's matchesSingleElement, used under $elemMatch on
+	// values.
+	matchValue(v bson.RawValue) bool
+}
+
+type andNode struct{ children []node }
+
+func (n *andNode) match(doc []byte) (bool, int) {
+	pos := -1
+	for _, c := range n.children {
+		ok, p := c.match(doc)
+		if !ok {
+			return false, -1
+		}
+		if p >= 0 {
+			pos = p
+		}
+	}
+	return true, pos
+}
+
+func (n *andNode) matchValue(v bson.RawValue) bool {
+	for _, c := range n.children {
+		if !c.matchValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+type orNode struct{ children []node }
+
+func (n *orNode) match(doc []byte) (bool, int) {
+	for _, c := range n.children {
+		if ok, _ := c.match(doc); ok {
+			return true, -1
+		}
+	}
+	return false, -1
+}
+
+func (n *orNode) matchValue(v bson.RawValue) bool {
+	for _, c := range n.children {
+		if c.matchValue(v) {
+			return true
+		}
+	}
+	return false
+}
+
+type norNode struct{ children []node }
+
+func (n *norNode) match(doc []byte) (bool, int) {
+	for _, c := range n.children {
+		if ok, _ := c.match(doc); ok {
+			return false, -1
+		}
+	}
+	return true, -1
+}
+
+func (n *norNode) matchValue(v bson.RawValue) bool {
+	for _, c := range n.children {
+		if c.matchValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+type notNode struct{ child node }
+
+func (n *notNode) match(doc []byte) (bool, int) {
+	ok, _ := n.child.match(doc)
+	return !ok, -1
+}
+
+func (n *notNode) matchValue(v bson.RawValue) bool { return !n.child.matchValue(v) }
+
+type constNode struct{ value bool }
+
+func (n *constNode) match([]byte) (bool, int)      { return n.value, -1 }
+func (n *constNode) matchValue(bson.RawValue) bool { return n.value }
+
+// leafNode applies a single-value predicate to every value a path reaches
+// (mongod's LeafMatchExpression): the document matches when any value does.
+type leafNode struct {
+	path  string
+	parts []string
+	test  func(v bson.RawValue) bool
+}
+
+func (n *leafNode) match(doc []byte) (bool, int) {
+	found, pos := false, -1
+	bsonkit.Walk(doc, n.parts, true, func(v bson.RawValue, p int) bool {
+		if n.test(v) {
+			found, pos = true, p
+			return true
+		}
+		return false
+	})
+	return found, pos
+}
+
+func (n *leafNode) matchValue(v bson.RawValue) bool { return n.test(v) }
+
+// arrayNode applies an array predicate to the arrays a path reaches without
+// expanding a leaf array (mongod's ArrayMatchingMatchExpression: $size,
+// $elemMatch).
+type arrayNode struct {
+	path  string
+	parts []string
+	// test reports whether arr (array document bytes) matches, and the
+	// index of the element that decided it (-1 when none did).
+	test func(arr []byte) (bool, int)
+}
+
+func (n *arrayNode) match(doc []byte) (bool, int) {
+	found, pos := false, -1
+	bsonkit.Walk(doc, n.parts, false, func(v bson.RawValue, p int) bool {
+		if v.Type != bson.TypeArray {
+			return false
+		}
+		ok, inner := n.test(v.Value)
+		if !ok {
+			return false
+		}
+		found = true
+		if p >= 0 {
+			pos = p
+		} else {
+			pos = inner
+		}
+		return true
+	})
+	return found, pos
+}
+
+func (n *arrayNode) matchValue(v bson.RawValue) bool {
+	if v.Type != bson.TypeArray {
+		return false
+	}
+	ok, _ := n.test(v.Value)
+	return ok
+}

@@ -1,0 +1,28 @@
+// Package storage keeps the catalog, the documents and their index entries
+// in Pebble.
+//
+// Key layout (all integers big-endian so that byte order is numeric order):
+//
+//	'c' ns                          catalog entry of collection ns (BSON)
+//	'm' name                        store metadata (next collection id)
+//	'r' collID(8) recordID(8)       one document
+//	'i' collID(8) indexID(4) key    unique index entry, value recordID(8)
+//	'i' collID(8) indexID(4) key rid  non-unique index entry, empty value
+//
+// Invariants:
+//
+//	I1. A document and all of its index entries change in one Pebble batch;
+//	    a reader never sees a document without its entries or the reverse.
+//	I2. Writes are serialised by Store's write lock, so a Writer sees every
+//	    committed write and its own pending ones (an indexed batch).
+//	I3. A committed batch is synced to the WAL before Write returns when the
+//	    store is on disk, so an acknowledged write survives a crash.
+//	I4. Record ids grow monotonically within a collection and are never
+//	    reused while the process runs; their order is $natural order.
+//	I5. Readers work on a Snapshot: a fixed point in time that later writes
+//	    do not change, which is what cursors need across getMore.
+//
+// Storage returns Go errors and *mongoerr.Error values for conditions a
+// client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It
+// does not import the query or command packages.
+package storage

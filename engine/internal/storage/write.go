@@ -1,0 +1,330 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// DuplicateKeyError reports a unique index violation. The command layer
+// turns it into MongoDB's DuplicateKey error with keyPattern and keyValue.
+type DuplicateKeyError struct {
+	Coll  *Collection
+	Index *Index
+	Doc   bson.Raw // the document whose insertion or update collided
+}
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("duplicate key in %s index %s", e.Coll.NS, e.Index.Name)
+}
+
+// Writer stages changes in one batch. Everything a Writer does becomes
+// visible atomically when the function given to Store.Write returns nil.
+// A Writer is used by one goroutine and is valid only inside that function.
+type Writer struct {
+	s       *Store
+	b       *pebble.Batch
+	pending map[string]*Collection // ns → new definition, nil when dropped
+}
+
+// Write runs fn with a Writer while holding the store's write lock, then
+// commits the batch (synced when durable). If fn returns an error nothing
+// it staged is applied.
+func (s *Store) Write(fn func(w *Writer) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.cmu.RLock()
+	closed := s.closed
+	s.cmu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}}
+	defer w.b.Close()
+	if err := fn(w); err != nil {
+		return err
+	}
+	if !w.b.Empty() {
+		opt := pebble.NoSync
+		if s.durable {
+			opt = pebble.Sync
+		}
+		if err := w.b.Commit(opt); err != nil {
+			return fmt.Errorf("storage: commit: %w", err)
+		}
+	}
+	if len(w.pending) > 0 {
+		s.cmu.Lock()
+		for ns, c := range w.pending {
+			if c == nil {
+				delete(s.colls, ns)
+			} else {
+				s.colls[ns] = c
+			}
+		}
+		s.cmu.Unlock()
+	}
+	return nil
+}
+
+// Collection returns ns as this writer sees it, or nil.
+func (w *Writer) Collection(ns string) *Collection {
+	if c, ok := w.pending[ns]; ok {
+		return c
+	}
+	return w.s.Collection(ns)
+}
+
+func (w *Writer) putCatalog(c *Collection) error {
+	b, err := c.encode()
+	if err != nil {
+		return err
+	}
+	w.pending[c.NS] = c
+	return w.b.Set(catalogKey(c.NS), b, nil)
+}
+
+// CreateCollection creates ns with the given options (already validated)
+// and its _id index. It returns NamespaceExists when ns exists.
+func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, error) {
+	if w.Collection(ns) != nil {
+		return nil, mongoerr.Newf(mongoerr.NamespaceExists, "Collection %s already exists.", ns)
+	}
+	db, name := SplitNS(ns)
+	w.s.cmu.Lock()
+	id := w.s.nextCollID
+	w.s.nextCollID++
+	w.s.cmu.Unlock()
+	if options == nil {
+		options = emptyDoc
+	}
+	c := &Collection{NS: ns, DB: db, Name: name, ID: id, UUID: newUUID(), Options: rawCopy(options), nextIndexID: 1}
+	ix, err := newIndex(c.nextIndexID, IDIndexSpec, w.s.keyer)
+	if err != nil {
+		return nil, err
+	}
+	c.nextIndexID++
+	c.Indexes = []*Index{ix}
+	return c, w.putCatalog(c)
+}
+
+// EnsureCollection returns ns, creating it with default options when it
+// does not exist (MongoDB's implicit creation on first write).
+func (w *Writer) EnsureCollection(ns string) (*Collection, error) {
+	if c := w.Collection(ns); c != nil {
+		return c, nil
+	}
+	return w.CreateCollection(ns, nil)
+}
+
+// DropCollection removes ns, its documents and its index entries. It
+// returns NamespaceNotFound when ns does not exist.
+func (w *Writer) DropCollection(ns string) error {
+	c := w.Collection(ns)
+	if c == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns not found")
+	}
+	rp := recordPrefix(c.ID)
+	if err := w.b.DeleteRange(rp, prefixEnd(rp), nil); err != nil {
+		return err
+	}
+	ip := collIndexPrefix(c.ID)
+	if err := w.b.DeleteRange(ip, prefixEnd(ip), nil); err != nil {
+		return err
+	}
+	w.pending[ns] = nil
+	return w.b.Delete(catalogKey(ns), nil)
+}
+
+// RenameCollection gives collection from the name to, keeping its data
+// and indexes. The caller checks that to does not exist or drops it first.
+func (w *Writer) RenameCollection(from, to string) error {
+	c := w.Collection(from)
+	if c == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "source namespace does not exist")
+	}
+	n := *c
+	n.NS = to
+	n.DB, n.Name = SplitNS(to)
+	if err := w.b.Delete(catalogKey(from), nil); err != nil {
+		return err
+	}
+	w.pending[from] = nil
+	return w.putCatalog(&n)
+}
+
+// SetOptions replaces the stored create options of ns (collMod).
+func (w *Writer) SetOptions(ns string, options bson.Raw) error {
+	c := w.Collection(ns)
+	if c == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist")
+	}
+	n := *c
+	n.Options = rawCopy(options)
+	return w.putCatalog(&n)
+}
+
+// Insert stores doc in c and adds its index entries. On error nothing is
+// staged. It returns the new record id.
+func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
+	keys, err := w.indexKeys(c, doc)
+	if err != nil {
+		return 0, err
+	}
+	for i, ix := range c.Indexes {
+		if err := w.checkUnique(c, ix, keys[i], -1, doc); err != nil {
+			return 0, err
+		}
+	}
+	rid := w.nextRID(c)
+	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+		return 0, err
+	}
+	for i, ix := range c.Indexes {
+		for _, k := range keys[i] {
+			if err := w.putEntry(c, ix, k, rid); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return rid, nil
+}
+
+// Update replaces the document at rid (currently old) with doc, adjusting
+// index entries that changed. On error nothing is staged.
+func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
+	oldKeys, err := w.indexKeys(c, old)
+	if err != nil {
+		return err
+	}
+	newKeys, err := w.indexKeys(c, doc)
+	if err != nil {
+		return err
+	}
+	added := make([][][]byte, len(c.Indexes))
+	removed := make([][][]byte, len(c.Indexes))
+	for i, ix := range c.Indexes {
+		added[i] = minus(newKeys[i], oldKeys[i])
+		removed[i] = minus(oldKeys[i], newKeys[i])
+		if err := w.checkUnique(c, ix, added[i], rid, doc); err != nil {
+			return err
+		}
+	}
+	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+		return err
+	}
+	for i, ix := range c.Indexes {
+		for _, k := range removed[i] {
+			if err := w.b.Delete(entryKey(c, ix, k, rid), nil); err != nil {
+				return err
+			}
+		}
+		for _, k := range added[i] {
+			if err := w.putEntry(c, ix, k, rid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Delete removes the document at rid (currently doc) and its entries.
+func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
+	keys, err := w.indexKeys(c, doc)
+	if err != nil {
+		return err
+	}
+	if err := w.b.Delete(recordKey(c.ID, rid), nil); err != nil {
+		return err
+	}
+	for i, ix := range c.Indexes {
+		for _, k := range keys[i] {
+			if err := w.b.Delete(entryKey(c, ix, k, rid), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Writer) nextRID(c *Collection) int64 {
+	w.s.lastRID[c.ID]++
+	return w.s.lastRID[c.ID]
+}
+
+func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, error) {
+	out := make([][][]byte, len(c.Indexes))
+	for i, ix := range c.Indexes {
+		k, err := ix.Keyer.Keys(doc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+func entryKey(c *Collection, ix *Index, key []byte, rid int64) []byte {
+	k := append(indexPrefix(c.ID, ix.ID), key...)
+	if !ix.Unique {
+		k = binary.BigEndian.AppendUint64(k, uint64(rid))
+	}
+	return k
+}
+
+func (w *Writer) putEntry(c *Collection, ix *Index, key []byte, rid int64) error {
+	if ix.Unique {
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], uint64(rid))
+		return w.b.Set(entryKey(c, ix, key, rid), v[:], nil)
+	}
+	return w.b.Set(entryKey(c, ix, key, rid), nil, nil)
+}
+
+// checkUnique reports a DuplicateKeyError when one of keys already belongs
+// to a record other than self in a unique index.
+func (w *Writer) checkUnique(c *Collection, ix *Index, keys [][]byte, self int64, doc bson.Raw) error {
+	if !ix.Unique {
+		return nil
+	}
+	for _, k := range keys {
+		v, closer, err := w.b.Get(entryKey(c, ix, k, 0))
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		owner := int64(binary.BigEndian.Uint64(v))
+		closer.Close()
+		if owner != self {
+			return &DuplicateKeyError{Coll: c, Index: ix, Doc: doc}
+		}
+	}
+	return nil
+}
+
+// minus returns the keys of a not in b.
+func minus(a, b [][]byte) [][]byte {
+	var out [][]byte
+outer:
+	for _, k := range a {
+		for _, o := range b {
+			if bytes.Equal(k, o) {
+				continue outer
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// Reader returns a Reader over this writer's view: committed data plus
+// what it has staged so far.
+func (w *Writer) Reader() Reader { return reader{w.b} }
