@@ -28,6 +28,9 @@ type Options struct {
 	Host string
 	// CursorTimeout is how long an idle cursor lives; 10 minutes if zero.
 	CursorTimeout time.Duration
+	// TTLInterval is how often the TTL monitor deletes expired documents;
+	// 60 seconds (mongod's ttlMonitorSleepSecs) if zero.
+	TTLInterval time.Duration
 	// Logger receives the engine's log records; nil discards them.
 	Logger *slog.Logger
 }
@@ -47,7 +50,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, Keyer: keyerFor})
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +63,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		Logger:        opts.Logger,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
-	db.reaped.Add(1)
+	db.reaped.Add(2)
 	go db.reapCursors(opts.CursorTimeout)
+	go db.expireTTL(opts.TTLInterval, opts.Logger)
 	return db, nil
 }
 
@@ -81,6 +85,35 @@ func (db *DB) reapCursors(timeout time.Duration) {
 			return
 		case now := <-t.C:
 			db.env.Cursors.Expire(now)
+		}
+	}
+}
+
+// expireTTL runs the TTL monitor every interval until Close.
+func (db *DB) expireTTL(every time.Duration, log *slog.Logger) {
+	defer db.reaped.Done()
+	if every <= 0 {
+		every = 60 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case now := <-t.C:
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-db.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			if _, err := db.env.ExpireTTL(ctx, now); err != nil && log != nil && ctx.Err() == nil {
+				log.Error("TTL monitor", "err", err)
+			}
+			cancel()
 		}
 	}
 }

@@ -178,7 +178,10 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 		}},
 		{Key: "opcounters", Value: ops},
 		{Key: "mem", Value: bson.D{{Key: "bits", Value: int32(64)}, {Key: "resident", Value: int32(ms.Sys >> 20)}, {Key: "virtual", Value: int32(ms.Sys >> 20)}}},
-		{Key: "metrics", Value: bson.D{{Key: "cursor", Value: bson.D{{Key: "open", Value: bson.D{{Key: "total", Value: int64(e.Cursors.Open())}}}}}}},
+		{Key: "metrics", Value: bson.D{
+			{Key: "cursor", Value: bson.D{{Key: "open", Value: bson.D{{Key: "total", Value: int64(e.Cursors.Open())}}}}},
+			{Key: "ttl", Value: bson.D{{Key: "deletedDocuments", Value: e.ttl.deleted.Load()}, {Key: "passes", Value: e.ttl.passes.Load()}}},
+		}},
 		{Key: "storageEngine", Value: bson.D{{Key: "name", Value: "formwork"}, {Key: "supportsCommittedReads", Value: true}, {Key: "persistent", Value: e.Store.Durable()}}},
 	}
 	if !e.Config.Standalone {

@@ -56,7 +56,7 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, mongoerr.Newf(mongoerr.Unauthorized, "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", ns, c.NS)
 	}
 	if !c.mu.TryLock() {
-		return nil, mongoerr.Newf(mongoerr.CursorNotFound /*CursorInUse in mongod*/, "cursor id %d is already in use", id)
+		return nil, mongoerr.Newf(mongoerr.CursorInUse, "cursor id %d is already in use", id)
 	}
 	if c.killed {
 		c.mu.Unlock()

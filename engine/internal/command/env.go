@@ -42,6 +42,7 @@ type Env struct {
 	connCurrent atomic.Int64
 	clock       logicalClock
 	params      *parameters
+	ttl         ttlStats
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64

@@ -2,7 +2,6 @@ package command
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -55,36 +54,7 @@ func writeErr(err error) *mongoerr.Error {
 }
 
 // duplicateKey builds mongod's E11000 error with keyPattern and keyValue.
-func duplicateKey(dk *storage.DuplicateKeyError) *mongoerr.Error {
-	pattern := dk.Index.Key()
-	var value bson.D
-	elems, _ := pattern.Elements()
-	for _, e := range elems {
-		v, err := dk.Doc.LookupErr(strings.Split(e.Key(), ".")...)
-		if err != nil {
-			value = append(value, bson.E{Key: e.Key(), Value: nil})
-			continue
-		}
-		value = append(value, bson.E{Key: e.Key(), Value: v})
-	}
-	var sb strings.Builder
-	sb.WriteString("{ ")
-	for i, e := range value {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(e.Key)
-		sb.WriteString(": ")
-		if v, ok := e.Value.(bson.RawValue); ok {
-			sb.WriteString(formatValue(v))
-		} else {
-			sb.WriteString("null")
-		}
-	}
-	sb.WriteString(" }")
-	msg := fmt.Sprintf("E11000 duplicate key error collection: %s index: %s dup key: %s", dk.Coll.NS, dk.Index.Name, sb.String())
-	return mongoerr.New(mongoerr.DuplicateKey, msg).With("keyPattern", pattern).With("keyValue", value)
-}
+func duplicateKey(dk *storage.DuplicateKeyError) *mongoerr.Error { return dk.MongoError() }
 
 // formatValue renders v the way mongod's BSONObj::toString does, as used in
 // error messages.

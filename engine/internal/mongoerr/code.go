@@ -79,6 +79,8 @@ const (
 	ClientMetadataCannotBeMutated            Code = 186
 	QueryFeatureNotAllowed                   Code = 224
 	UnsupportedOpQueryCommand                Code = 352
+	AmbiguousIndexKeyPattern                 Code = 181
+	CursorInUse                              Code = 143
 	UnknownBSONField                         Code = 40415 // IDL: "BSON field '...' is an unknown field."
 )
 
@@ -148,6 +150,8 @@ var names = map[Code]string{
 	Interrupted:                              "Interrupted",
 	NotWritablePrimary:                       "NotWritablePrimary",
 	BSONObjectTooLarge:                       "BSONObjectTooLarge",
+	CursorInUse:                              "CursorInUse",
+	AmbiguousIndexKeyPattern:                 "AmbiguousIndexKeyPattern",
 	CannotBackfillArray:                      "CannotBackfillArray",
 	UnknownReplWriteConcern:                  "UnknownReplWriteConcern",
 	UnsatisfiableWriteConcern:                "UnsatisfiableWriteConcern",

@@ -2,36 +2,29 @@ package storage
 
 import (
 	"crypto/rand"
-	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/index"
 )
 
-// Keyer computes the encoded index keys of a document for one index. A
-// nil or empty result means the document has no entry (sparse or partial).
-type Keyer interface {
-	Keys(doc bson.Raw) ([][]byte, error)
-}
-
-// KeyerFunc compiles an index spec (as listIndexes shows it) into a Keyer.
-// The store calls it when it loads the catalog and when an index is added.
-type KeyerFunc func(spec bson.Raw) (Keyer, error)
-
-// Index is one index of a collection. It is immutable.
+// Index is one index of a collection. It is immutable: a change (a new
+// multikey path) publishes a new *Index in a new *Collection.
 type Index struct {
 	ID     uint32
 	Name   string
 	Spec   bson.Raw // {v, key, name, ...} as listIndexes returns it
 	Unique bool
-	Keyer  Keyer
+	Def    *index.Index
+	// Multikey accumulates the multikey paths of every document indexed.
+	Multikey index.Multikey
 }
 
 // Key returns the index's key pattern.
-func (ix *Index) Key() bson.Raw {
-	v, _ := ix.Spec.LookupErr("key")
-	d, _ := v.DocumentOK()
-	return d
-}
+func (ix *Index) Key() bson.Raw { return ix.Def.Spec().Key }
+
+// IsMultikey reports whether some document made the index multikey.
+func (ix *Index) IsMultikey() bool { return ix.Multikey.Any() }
 
 // Collection is the catalog entry of one collection. A *Collection is
 // immutable once published: catalog changes publish a new value, so a
@@ -65,8 +58,10 @@ type catalogEntry struct {
 }
 
 type indexEntry struct {
-	ID   int64    `bson:"id"`
-	Spec bson.Raw `bson:"spec"`
+	ID        int64    `bson:"id"`
+	Spec      bson.Raw `bson:"spec"`
+	Multikey  [][]int  `bson:"multikey,omitempty"`
+	WildPaths []string `bson:"wildcardMultikey,omitempty"`
 }
 
 func (c *Collection) encode() ([]byte, error) {
@@ -78,14 +73,14 @@ func (c *Collection) encode() ([]byte, error) {
 		e.Options = emptyDoc
 	}
 	for _, ix := range c.Indexes {
-		e.Indexes = append(e.Indexes, indexEntry{ID: int64(ix.ID), Spec: ix.Spec})
+		e.Indexes = append(e.Indexes, indexEntry{ID: int64(ix.ID), Spec: ix.Spec, Multikey: ix.Multikey.Paths, WildPaths: ix.Multikey.Wildcard})
 	}
 	return bson.Marshal(e)
 }
 
 var emptyDoc = bson.Raw{5, 0, 0, 0, 0}
 
-func decodeCollection(b []byte, keyer KeyerFunc) (*Collection, error) {
+func decodeCollection(b []byte) (*Collection, error) {
 	var e catalogEntry
 	if err := bson.Unmarshal(b, &e); err != nil {
 		return nil, err
@@ -94,32 +89,30 @@ func decodeCollection(b []byte, keyer KeyerFunc) (*Collection, error) {
 	c := &Collection{NS: e.NS, DB: db, Name: name, ID: uint64(e.ID), Options: rawCopy(e.Options), nextIndexID: uint32(e.NextIndexID)}
 	copy(c.UUID[:], e.UUID.Data)
 	for _, ie := range e.Indexes {
-		ix, err := newIndex(uint32(ie.ID), rawCopy(ie.Spec), keyer)
+		ix, err := newIndex(uint32(ie.ID), rawCopy(ie.Spec))
 		if err != nil {
 			return nil, err
 		}
+		ix.Multikey = index.Multikey{Paths: ie.Multikey, Wildcard: ie.WildPaths}
 		c.Indexes = append(c.Indexes, ix)
 	}
 	return c, nil
 }
 
-func newIndex(id uint32, spec bson.Raw, keyer KeyerFunc) (*Index, error) {
-	ix := &Index{ID: id, Spec: spec}
-	if v, err := spec.LookupErr("name"); err == nil {
-		ix.Name, _ = v.StringValueOK()
-	}
-	if v, err := spec.LookupErr("unique"); err == nil {
-		ix.Unique, _ = v.BooleanOK()
-	}
-	if ix.Name == "_id_" {
-		ix.Unique = true
-	}
-	k, err := keyer(spec)
+func newIndex(id uint32, spec bson.Raw) (*Index, error) {
+	sp, err := index.ParseSpec(spec)
 	if err != nil {
-		return nil, fmt.Errorf("storage: index %q: %w", ix.Name, err)
+		return nil, err
 	}
-	ix.Keyer = k
-	return ix, nil
+	return compiledIndex(id, sp)
+}
+
+func compiledIndex(id uint32, sp index.Spec) (*Index, error) {
+	def, err := index.Compile(sp)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{ID: id, Name: sp.Name, Spec: sp.Doc(), Unique: sp.Unique || sp.IsID(), Def: def}, nil
 }
 
 // IDIndexSpec is the spec of the _id index every collection has.

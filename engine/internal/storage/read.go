@@ -225,3 +225,24 @@ func CollStats(r Reader, c *Collection) (Stats, error) {
 	}
 	return st, nil
 }
+
+// IndexEntries returns, for each encoded key of ix, the record ids its
+// entries point at, reading r. Validation compares it with the keys the
+// documents generate.
+func IndexEntries(r Reader, c *Collection, ix *Index) (map[string][]int64, error) {
+	es, err := r.IndexScan(c, ix, nil, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	defer es.Close()
+	out := map[string][]int64{}
+	for es.Next() {
+		rid, err := es.RecordID()
+		if err != nil {
+			return nil, err
+		}
+		k := string(es.Key())
+		out[k] = append(out[k], rid)
+	}
+	return out, es.Err()
+}

@@ -9,26 +9,9 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-// fieldKeyer indexes the raw bytes of one top-level field, enough to
-// exercise the storage layer without the index package.
-type fieldKeyer string
-
-func (f fieldKeyer) Keys(doc bson.Raw) ([][]byte, error) {
-	v, err := doc.LookupErr(string(f))
-	if err != nil {
-		return [][]byte{{0}}, nil
-	}
-	return [][]byte{append([]byte{byte(v.Type)}, v.Value...)}, nil
-}
-
-func testKeyer(spec bson.Raw) (Keyer, error) {
-	key := spec.Lookup("key").Document()
-	return fieldKeyer(key.Index(0).Key()), nil
-}
-
 func open(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(Options{Dir: dir, Keyer: testKeyer})
+	s, err := Open(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +93,8 @@ func TestUpdateMovesIndexEntries(t *testing.T) {
 	}
 	sn := s.Snapshot()
 	defer sn.Close()
-	k2, _ := fieldKeyer("_id").Keys(doc(t, bson.D{{Key: "_id", Value: 2}}))
-	k1, _ := fieldKeyer("_id").Keys(doc(t, bson.D{{Key: "_id", Value: 1}}))
+	k2, _, _ := c.Indexes[0].Def.Keys(doc(t, bson.D{{Key: "_id", Value: 2}}))
+	k1, _, _ := c.Indexes[0].Def.Keys(doc(t, bson.D{{Key: "_id", Value: 1}}))
 	if got, ok, _ := sn.Lookup(c, c.Indexes[0], k2[0]); !ok || got != rid {
 		t.Fatalf("new key -> %d %v", got, ok)
 	}

@@ -31,15 +31,12 @@ type Options struct {
 	Dir string
 	// Logger receives Pebble's messages at debug level; nil discards them.
 	Logger *slog.Logger
-	// Keyer compiles index specs into key generators. Required.
-	Keyer KeyerFunc
 }
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
 	db      *pebble.DB
 	durable bool
-	keyer   KeyerFunc
 
 	wmu     sync.Mutex       // serialises writers (I2)
 	lastRID map[uint64]int64 // collection id → highest record id; guarded by wmu
@@ -80,7 +77,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", keyer: opts.Keyer, lastRID: map[uint64]int64{}, colls: map[string]*Collection{}, nextCollID: 1}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, colls: map[string]*Collection{}, nextCollID: 1}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -113,7 +110,7 @@ func (s *Store) load() error {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		c, err := decodeCollection(it.Value(), s.keyer)
+		c, err := decodeCollection(it.Value())
 		if err != nil {
 			return fmt.Errorf("storage: catalog entry %q: %w", it.Key()[1:], err)
 		}

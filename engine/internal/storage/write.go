@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/index"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -18,6 +20,12 @@ type DuplicateKeyError struct {
 	Coll  *Collection
 	Index *Index
 	Doc   bson.Raw // the document whose insertion or update collided
+	Key   []byte   // the encoded key that collided
+}
+
+// MongoError returns mongod's E11000 error with keyPattern and keyValue.
+func (e *DuplicateKeyError) MongoError() *mongoerr.Error {
+	return e.Index.Def.DuplicateKeyError(e.Coll.NS, e.Doc, e.Key)
 }
 
 func (e *DuplicateKeyError) Error() string {
@@ -105,7 +113,7 @@ func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, err
 		options = emptyDoc
 	}
 	c := &Collection{NS: ns, DB: db, Name: name, ID: id, UUID: newUUID(), Options: rawCopy(options), nextIndexID: 1}
-	ix, err := newIndex(c.nextIndexID, IDIndexSpec, w.s.keyer)
+	ix, err := newIndex(c.nextIndexID, IDIndexSpec)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +181,7 @@ func (w *Writer) SetOptions(ns string, options bson.Raw) error {
 // Insert stores doc in c and adds its index entries. On error nothing is
 // staged. It returns the new record id.
 func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
-	keys, err := w.indexKeys(c, doc)
+	keys, mks, err := w.indexKeys(c, doc)
 	if err != nil {
 		return 0, err
 	}
@@ -193,17 +201,17 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 			}
 		}
 	}
-	return rid, nil
+	return rid, w.noteMultikey(c, mks)
 }
 
 // Update replaces the document at rid (currently old) with doc, adjusting
 // index entries that changed. On error nothing is staged.
 func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
-	oldKeys, err := w.indexKeys(c, old)
+	oldKeys, _, err := w.indexKeys(c, old)
 	if err != nil {
 		return err
 	}
-	newKeys, err := w.indexKeys(c, doc)
+	newKeys, mks, err := w.indexKeys(c, doc)
 	if err != nil {
 		return err
 	}
@@ -231,12 +239,12 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			}
 		}
 	}
-	return nil
+	return w.noteMultikey(c, mks)
 }
 
 // Delete removes the document at rid (currently doc) and its entries.
 func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
-	keys, err := w.indexKeys(c, doc)
+	keys, _, err := w.indexKeys(c, doc)
 	if err != nil {
 		return err
 	}
@@ -258,16 +266,200 @@ func (w *Writer) nextRID(c *Collection) int64 {
 	return w.s.lastRID[c.ID]
 }
 
-func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, error) {
-	out := make([][][]byte, len(c.Indexes))
+// indexKeys computes the keys and multikey paths of doc for every index.
+func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
+	keys := make([][][]byte, len(c.Indexes))
+	mks := make([]index.Multikey, len(c.Indexes))
 	for i, ix := range c.Indexes {
-		k, err := ix.Keyer.Keys(doc)
+		k, mk, err := ix.Def.Keys(doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[i], mks[i] = k, mk
+	}
+	return keys, mks, nil
+}
+
+// noteMultikey records multikey paths that c's indexes did not have yet,
+// publishing a new catalog entry when something changed.
+func (w *Writer) noteMultikey(c *Collection, mks []index.Multikey) error {
+	cur := w.Collection(c.NS)
+	if cur == nil || len(cur.Indexes) != len(mks) {
+		return nil
+	}
+	var next *Collection
+	for i, mk := range mks {
+		if !mk.Any() {
+			continue
+		}
+		merged, changed := mergeMultikey(cur.Indexes[i].Multikey, mk)
+		if !changed {
+			continue
+		}
+		if next == nil {
+			n := *cur
+			n.Indexes = append([]*Index(nil), cur.Indexes...)
+			next = &n
+		}
+		ix := *next.Indexes[i]
+		ix.Multikey = merged
+		next.Indexes[i] = &ix
+	}
+	if next == nil {
+		return nil
+	}
+	return w.putCatalog(next)
+}
+
+// mergeMultikey returns the union of a and b and whether it differs from a.
+func mergeMultikey(a, b index.Multikey) (index.Multikey, bool) {
+	changed := false
+	out := index.Multikey{Paths: make([][]int, max(len(a.Paths), len(b.Paths)))}
+	for i := range out.Paths {
+		var pa, pb []int
+		if i < len(a.Paths) {
+			pa = a.Paths[i]
+		}
+		if i < len(b.Paths) {
+			pb = b.Paths[i]
+		}
+		u := append([]int(nil), pa...)
+		for _, p := range pb {
+			if !slices.Contains(u, p) {
+				u = append(u, p)
+				changed = true
+			}
+		}
+		slices.Sort(u)
+		out.Paths[i] = u
+	}
+	out.Wildcard = append([]string(nil), a.Wildcard...)
+	for _, p := range b.Wildcard {
+		if !slices.Contains(out.Wildcard, p) {
+			out.Wildcard = append(out.Wildcard, p)
+			changed = true
+		}
+	}
+	slices.Sort(out.Wildcard)
+	return out, changed
+}
+
+// CreateIndex adds an index built from the documents c holds now. A
+// unique index that finds duplicates fails with DuplicateKeyError and
+// stages nothing of itself. The caller has checked name and key conflicts
+// and the index limit.
+func (w *Writer) CreateIndex(ns string, sp index.Spec) (*Index, error) {
+	c := w.Collection(ns)
+	if c == nil {
+		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist")
+	}
+	ix, err := compiledIndex(c.nextIndexID, sp)
+	if err != nil {
+		return nil, err
+	}
+	n := *c
+	n.nextIndexID++
+	n.Indexes = append(append([]*Index(nil), c.Indexes...), ix)
+	recs, err := w.Reader().Scan(c, false)
+	if err != nil {
+		return nil, err
+	}
+	defer recs.Close()
+	var entries []struct {
+		key []byte
+		rid int64
+	}
+	for recs.Next() {
+		doc, err := recs.Doc()
 		if err != nil {
 			return nil, err
 		}
-		out[i] = k
+		keys, mk, err := ix.Def.Keys(doc)
+		if err != nil {
+			return nil, err
+		}
+		if mk.Any() {
+			ix.Multikey, _ = mergeMultikey(ix.Multikey, mk)
+		}
+		for _, k := range keys {
+			entries = append(entries, struct {
+				key []byte
+				rid int64
+			}{k, recs.RecordID()})
+		}
 	}
-	return out, nil
+	if err := recs.Err(); err != nil {
+		return nil, err
+	}
+	if ix.Unique {
+		seen := make(map[string]int64, len(entries))
+		for _, e := range entries {
+			if other, dup := seen[string(e.key)]; dup && other != e.rid {
+				doc, err := w.Reader().Fetch(c, e.rid)
+				if err != nil {
+					return nil, err
+				}
+				return nil, &DuplicateKeyError{Coll: c, Index: ix, Doc: doc, Key: e.key}
+			}
+			seen[string(e.key)] = e.rid
+		}
+	}
+	for _, e := range entries {
+		if err := w.putEntry(&n, ix, e.key, e.rid); err != nil {
+			return nil, err
+		}
+	}
+	return ix, w.putCatalog(&n)
+}
+
+// DropIndex removes the index called name and its entries.
+func (w *Writer) DropIndex(ns, name string) error {
+	c := w.Collection(ns)
+	if c == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist")
+	}
+	n := *c
+	n.Indexes = nil
+	var dropped *Index
+	for _, ix := range c.Indexes {
+		if ix.Name == name {
+			dropped = ix
+			continue
+		}
+		n.Indexes = append(n.Indexes, ix)
+	}
+	if dropped == nil {
+		return mongoerr.Newf(mongoerr.IndexNotFound, "index not found with name [%s]", name)
+	}
+	p := indexPrefix(c.ID, dropped.ID)
+	if err := w.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+		return err
+	}
+	return w.putCatalog(&n)
+}
+
+// ReplaceIndexSpec publishes a new spec for an existing index whose keys
+// do not change (collMod: hidden, expireAfterSeconds).
+func (w *Writer) ReplaceIndexSpec(ns, name string, sp index.Spec) error {
+	c := w.Collection(ns)
+	if c == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist")
+	}
+	n := *c
+	n.Indexes = append([]*Index(nil), c.Indexes...)
+	for i, ix := range n.Indexes {
+		if ix.Name != name {
+			continue
+		}
+		nix, err := compiledIndex(ix.ID, sp)
+		if err != nil {
+			return err
+		}
+		nix.Multikey = ix.Multikey
+		n.Indexes[i] = nix
+		return w.putCatalog(&n)
+	}
+	return mongoerr.Newf(mongoerr.IndexNotFound, "cannot find index %s", name)
 }
 
 func entryKey(c *Collection, ix *Index, key []byte, rid int64) []byte {
@@ -304,7 +496,7 @@ func (w *Writer) checkUnique(c *Collection, ix *Index, keys [][]byte, self int64
 		owner := int64(binary.BigEndian.Uint64(v))
 		closer.Close()
 		if owner != self {
-			return &DuplicateKeyError{Coll: c, Index: ix, Doc: doc}
+			return &DuplicateKeyError{Coll: c, Index: ix, Doc: doc, Key: k}
 		}
 	}
 	return nil
