@@ -422,3 +422,31 @@ func TestFindOneAndModify(t *testing.T) {
 	err = db.RunCommand(ctx, bson.D{{Key: "findAndModify", Value: "c"}, {Key: "remove", Value: true}, {Key: "update", Value: bson.D{}}}).Err()
 	wantCode(t, err, 9, "FailedToParse")
 }
+
+func TestBatchesStopAt16MiB(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("big")
+	blob := make([]byte, 7<<20)
+	for i := 0; i < 3; i++ {
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: i}, {Key: "b", Value: bson.Binary{Data: blob}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "big"}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := res.Lookup("cursor", "firstBatch").Array().Values()
+	if len(first) != 2 || res.Lookup("cursor", "id").Int64() == 0 {
+		t.Fatalf("first batch has %d documents", len(first))
+	}
+	more, err := db.RunCommand(ctx, bson.D{{Key: "getMore", Value: res.Lookup("cursor", "id").Int64()}, {Key: "collection", Value: "big"}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _ := more.Lookup("cursor", "nextBatch").Array().Values()
+	if len(next) != 1 || next[0].Document().Lookup("_id").Int32() != 2 || more.Lookup("cursor", "id").Int64() != 0 {
+		t.Fatalf("next batch = %d docs, id %d", len(next), more.Lookup("cursor", "id").Int64())
+	}
+}

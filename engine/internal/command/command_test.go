@@ -1,0 +1,104 @@
+package command
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+func newEnv(t testing.TB) *Env {
+	t.Helper()
+	st, err := storage.Open(storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEnv(st, Config{})
+	t.Cleanup(func() { e.Close(); st.Close() })
+	return e
+}
+
+func run(t testing.TB, e *Env, ctx context.Context, cmd bson.D) bson.Raw {
+	t.Helper()
+	b, err := bson.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Dispatch(ctx, e.NewConn("test", "test"), b)
+}
+
+func TestMaxTimeMSExpired(t *testing.T) {
+	e := newEnv(t)
+	docs := bson.A{}
+	for i := 0; i < 5000; i++ {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}})
+	}
+	reply := run(t, e, context.Background(), bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: docs}, {Key: "$db", Value: "d"}})
+	if reply.Lookup("n").Int32() != 5000 {
+		t.Fatalf("insert: %v", reply)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	reply = run(t, e, ctx, bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "x", Value: 1}}}, {Key: "maxTimeMS", Value: 1}, {Key: "$db", Value: "d"}})
+	if reply.Lookup("code").Int32() != 50 || reply.Lookup("codeName").StringValue() != "MaxTimeMSExpired" {
+		t.Fatalf("reply = %v", reply)
+	}
+}
+
+func TestReplyShape(t *testing.T) {
+	e := newEnv(t)
+	reply := run(t, e, context.Background(), bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}})
+	if reply.Lookup("ok").Double() != 1 {
+		t.Fatalf("ping: %v", reply)
+	}
+	if reply.Lookup("$clusterTime", "clusterTime").Type != bson.TypeTimestamp || reply.Lookup("operationTime").Type != bson.TypeTimestamp {
+		t.Fatalf("replica set reply lacks cluster time: %v", reply)
+	}
+	reply = run(t, e, context.Background(), bson.D{{Key: "ping", Value: 1}})
+	if reply.Lookup("ok").Double() != 0 || reply.Lookup("codeName").StringValue() != "InvalidNamespace" {
+		t.Fatalf("missing $db: %v", reply)
+	}
+	reply = run(t, e, context.Background(), bson.D{})
+	if reply.Lookup("ok").Double() != 0 {
+		t.Fatalf("empty command: %v", reply)
+	}
+}
+
+// FuzzDispatch runs arbitrary command documents: every input gets a reply
+// document with ok 0 or 1, and nothing panics.
+func FuzzDispatch(f *testing.F) {
+	seeds := []bson.D{
+		{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 1}}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "a", Value: 1}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$inc", Value: bson.D{{Key: "a", Value: 1}}}}}, {Key: "upsert", Value: true}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "limit", Value: 0}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "findAndModify", Value: "c"}, {Key: "query", Value: bson.D{}}, {Key: "remove", Value: true}, {Key: "$db", Value: "d"}},
+		{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{}}}, bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: 1}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}}, {Key: "cursor", Value: bson.D{}}, {Key: "$db", Value: "d"}},
+		{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}},
+		{{Key: "distinct", Value: "c"}, {Key: "key", Value: "a"}, {Key: "$db", Value: "d"}},
+		{{Key: "renameCollection", Value: "d.c"}, {Key: "to", Value: "d.e"}, {Key: "$db", Value: "admin"}},
+	}
+	for _, s := range seeds {
+		b, _ := bson.Marshal(s)
+		f.Add(b)
+	}
+	e := newEnv(f)
+	conn := e.NewConn("fuzz", "fuzz")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := bson.Raw(b).Validate(); err != nil {
+			return // the wire layer rejects invalid BSON before dispatch
+		}
+		reply := e.Dispatch(context.Background(), conn, b)
+		ok, err := reply.LookupErr("ok")
+		if err != nil {
+			t.Fatalf("reply without ok: %v", reply)
+		}
+		if ok.Type != bson.TypeDouble {
+			t.Fatalf("ok is %v", ok.Type)
+		}
+	})
+}
