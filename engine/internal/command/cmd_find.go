@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -29,7 +30,6 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 		filter, sortSpec, projSpec bson.Raw
 		batchSize                  int64 = defaultBatchSize
 		singleBatch                bool
-		negLimit                   bool
 	)
 	err = fields("find", r.Body, func(k string, v bson.RawValue) error {
 		var err error
@@ -43,12 +43,8 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 		case "skip":
 			q.skip, err = wantNonNegative("find", k, v)
 		case "limit":
-			if n, ok := asInt(v); ok && n < 0 {
-				// Legacy negative limits mean "limit and single batch";
-				// the find command rejects them.
-				negLimit = true
-				return mongoerr.Newf(mongoerr.Code(51024), "BSON field 'limit' value must be >= 0, actual value '%d'", n)
-			}
+			// Legacy negative limits ("limit and single batch") are
+			// rejected by the find command like any negative value.
 			q.limit, err = wantNonNegative("find", k, v)
 		case "batchSize":
 			batchSize, err = wantNonNegative("find", k, v)
@@ -59,8 +55,9 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "allowDiskUse":
-			// Sorting spills are not needed while sorts run in memory.
-			_, err = wantBool("find", k, v)
+			var b bool
+			b, err = wantBool("find", k, v)
+			q.allowDiskUse = &b
 		case "noCursorTimeout", "allowPartialResults":
 			// Idle cursors still expire; one node has no partial results.
 			_, err = wantBool("find", k, v)
@@ -81,7 +78,6 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = negLimit
 	if err := q.setFilter(filter); err != nil {
 		return nil, err
 	}
@@ -93,6 +89,7 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	var proj *projection.Projection
 	if projSpec != nil && len(projSpec) > 5 {
+		q.projSpec = projSpec
 		if proj, err = projection.Compile(projSpec); err != nil {
 			return nil, err
 		}
@@ -102,16 +99,34 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	if batchSize == 0 {
 		// A zero batch opens the cursor without reading anything.
-		return r.openLazy(ctx, ns, q, proj)
+		reply, err := r.openLazy(ctx, ns, q, proj)
+		return reply, executorError("find command", err)
 	}
 	if q.limit > 0 && (batchSize > q.limit) {
 		batchSize = q.limit
 	}
 	src, err := r.findSource(ctx, q, proj)
 	if err != nil {
-		return nil, err
+		return nil, executorError("find command", err)
 	}
-	return openCursor(ctx, r, ns, src, batchSize, singleBatch)
+	reply, err := openCursor(ctx, r, ns, src, batchSize, singleBatch)
+	return reply, executorError("find command", err)
+}
+
+// executorError prefixes an error raised while running a query (not while
+// parsing it) the way mongod does: "Executor error during <op> :: caused
+// by :: <message>". Timeouts are mapped to MaxTimeMSExpired first.
+func executorError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	me := mongoerr.As(err)
+	c := *me
+	c.Msg = "Executor error during " + op + " :: caused by :: " + me.Msg
+	return &c
 }
 
 func (r *Request) findSource(ctx context.Context, q *query, proj *projection.Projection) (source, error) {

@@ -68,7 +68,7 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 	c.mu.Unlock()
 	if err != nil {
 		r.Env.Cursors.remove(id)
-		return nil, err
+		return nil, executorError("getMore", err)
 	}
 	if done {
 		r.Env.Cursors.remove(id)

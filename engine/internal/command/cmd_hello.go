@@ -66,7 +66,7 @@ func runHello(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	if client != nil {
 		if r.Conn.handshakeDone {
-			return nil, mongoerr.New(mongoerr.Code(186), "The client metadata document may only be sent in the first hello")
+			return nil, mongoerr.New(mongoerr.ClientMetadataCannotBeMutated, "The client metadata document may only be sent in the first hello")
 		}
 		r.Conn.Client = client
 	}

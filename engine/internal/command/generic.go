@@ -170,10 +170,10 @@ func (w *writeConcern) parse(cmd string, v bson.RawValue) error {
 // or nil when w can be satisfied.
 func (w writeConcern) concernError() bson.D {
 	if w.wTag != "" {
-		return bson.D{{Key: "code", Value: int32(79)}, {Key: "codeName", Value: "UnknownReplWriteConcern"}, {Key: "errmsg", Value: "No write concern mode named '" + w.wTag + "' found in replica set configuration"}}
+		return bson.D{{Key: "code", Value: int32(mongoerr.UnknownReplWriteConcern)}, {Key: "codeName", Value: mongoerr.UnknownReplWriteConcern.Name()}, {Key: "errmsg", Value: "No write concern mode named '" + w.wTag + "' found in replica set configuration"}}
 	}
 	if w.w > 1 {
-		return bson.D{{Key: "code", Value: int32(100)}, {Key: "codeName", Value: "UnsatisfiableWriteConcern"}, {Key: "errmsg", Value: "Not enough data-bearing nodes"}}
+		return bson.D{{Key: "code", Value: int32(mongoerr.UnsatisfiableWriteConcern)}, {Key: "codeName", Value: mongoerr.UnsatisfiableWriteConcern.Name()}, {Key: "errmsg", Value: "Not enough data-bearing nodes"}}
 	}
 	return nil
 }

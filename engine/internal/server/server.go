@@ -225,7 +225,7 @@ func (s *Server) serveQuery(ctx context.Context, conn *command.Conn, msg *wire.M
 		name = first.Key()
 	}
 	if coll != "$cmd" || (name != "isMaster" && name != "ismaster" && name != "hello") {
-		b, _ := bson.Marshal(mongoerr.Newf(mongoerr.Code(352), "Unsupported OP_QUERY command: %s. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal", name).Reply())
+		b, _ := bson.Marshal(mongoerr.Newf(mongoerr.UnsupportedOpQueryCommand, "Unsupported OP_QUERY command: %s. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal", name).Reply())
 		return b
 	}
 	// Re-encode with $db so the command layer sees an OP_MSG-shaped body.
