@@ -55,9 +55,8 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "allowDiskUse":
-			var b bool
-			b, err = wantBool("find", k, v)
-			q.allowDiskUse = &b
+			// Sorting spills are not needed while sorts run in memory.
+			_, err = wantBool("find", k, v)
 		case "noCursorTimeout", "allowPartialResults":
 			// Idle cursors still expire; one node has no partial results.
 			_, err = wantBool("find", k, v)
@@ -89,7 +88,6 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	var proj *projection.Projection
 	if projSpec != nil && len(projSpec) > 5 {
-		q.projSpec = projSpec
 		if proj, err = projection.Compile(projSpec); err != nil {
 			return nil, err
 		}
