@@ -18,7 +18,8 @@ type Backend interface {
 	// Reset drops collection coll and fills it with docs in order.
 	Reset(ctx context.Context, coll string, docs []bson.Raw) error
 	// Command runs one command and returns its reply. A failed command
-	// returns a mongo.CommandError (or an error wrapping one).
+	// returns a mongo.CommandError (or an error wrapping one); a write
+	// command whose items fail returns its reply with writeErrors.
 	Command(ctx context.Context, cmd bson.D) (bson.Raw, error)
 }
 
@@ -27,51 +28,84 @@ func Run(t *testing.T, db *mongo.Database, path string) {
 	RunBackend(t, DriverBackend(db), path)
 }
 
-// RunBackend runs the script at path against b.
+// RunBackend runs the script at path against b. Each call has its own
+// stand-ins for generated values (see doc.go), numbered from 1.
 func RunBackend(t *testing.T, b Backend, path string) {
+	r := &runner{b: b, norm: newNormalizer()}
 	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-		ctx := context.Background()
-		coll := "c"
-		if d.HasArg("coll") {
-			d.ScanArgs(t, "coll", &coll)
+		out, err := r.directive(context.Background(), t, d)
+		if err != nil {
+			d.Fatalf(t, "%v", err)
 		}
-		switch d.Cmd {
-		case "docs":
-			var docs []bson.Raw
-			for _, line := range lines(d.Input) {
-				doc, err := ParseDoc(line)
-				if err != nil {
-					d.Fatalf(t, "%v", err)
-				}
-				docs = append(docs, doc)
-			}
-			if err := b.Reset(ctx, coll, docs); err != nil {
-				d.Fatalf(t, "docs: %v", err)
-			}
-			return ""
-		case "find":
-			cmd, err := findCommand(coll, d.Input)
-			if err != nil {
-				d.Fatalf(t, "%v", err)
-			}
-			if d.HasArg("ids") {
-				return runIDs(ctx, t, b, cmd)
-			}
-			return runCommand(ctx, t, b, cmd)
-		case "cmd":
-			doc, err := ParseDoc(d.Input)
-			if err != nil {
-				d.Fatalf(t, "%v", err)
-			}
-			var cmd bson.D
-			if err := bson.Unmarshal(doc, &cmd); err != nil {
-				d.Fatalf(t, "%v", err)
-			}
-			return runCommand(ctx, t, b, cmd)
-		}
-		d.Fatalf(t, "unknown directive %q", d.Cmd)
-		return ""
+		return elideMessages(out, d.Expected)
 	})
+}
+
+// runner runs the directives of one script.
+type runner struct {
+	b    Backend
+	norm *normalizer
+}
+
+// directive runs one directive and returns its output. An error means the
+// script or the backend is broken, not that a command failed.
+func (r *runner) directive(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
+	coll := "c"
+	if d.HasArg("coll") {
+		d.ScanArgs(t, "coll", &coll)
+	}
+	switch d.Cmd {
+	case "docs":
+		var docs []bson.Raw
+		for _, line := range lines(d.Input) {
+			doc, err := ParseDoc(line)
+			if err != nil {
+				return "", err
+			}
+			r.norm.learn(doc)
+			docs = append(docs, doc)
+		}
+		if err := r.b.Reset(ctx, coll, docs); err != nil {
+			return "", fmt.Errorf("docs: %w", err)
+		}
+		return "", nil
+	case "find":
+		cmd, err := findCommand(coll, d.Input)
+		if err != nil {
+			return "", err
+		}
+		if err := r.learnCommand(cmd); err != nil {
+			return "", err
+		}
+		if d.HasArg("ids") {
+			return r.runIDs(ctx, cmd)
+		}
+		return r.runCommand(ctx, cmd)
+	case "cmd":
+		doc, err := ParseDoc(d.Input)
+		if err != nil {
+			return "", err
+		}
+		r.norm.learn(doc)
+		var cmd bson.D
+		if err := bson.Unmarshal(doc, &cmd); err != nil {
+			return "", err
+		}
+		if len(cmd) == 0 {
+			return "", fmt.Errorf("cmd: empty command")
+		}
+		return r.runCommand(ctx, cmd)
+	}
+	return "", fmt.Errorf("unknown directive %q", d.Cmd)
+}
+
+func (r *runner) learnCommand(cmd bson.D) error {
+	raw, err := bson.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	r.norm.learn(raw)
+	return nil
 }
 
 func lines(input string) []string {
@@ -126,7 +160,7 @@ var emptyDoc = []byte{5, 0, 0, 0, 0}
 // runIDs runs a find that prints only the _id values of the result, on
 // one line in relaxed Extended JSON, sorted by _id unless the directive
 // gave a sort, and projected to _id unless it gave a projection.
-func runIDs(ctx context.Context, t *testing.T, b Backend, cmd bson.D) string {
+func (r *runner) runIDs(ctx context.Context, cmd bson.D) (string, error) {
 	hasSort, hasProj := false, false
 	for _, e := range cmd {
 		hasSort = hasSort || e.Key == "sort"
@@ -138,131 +172,108 @@ func runIDs(ctx context.Context, t *testing.T, b Backend, cmd bson.D) string {
 	if !hasProj {
 		cmd = append(cmd, bson.E{Key: "projection", Value: bson.D{{Key: "_id", Value: 1}}})
 	}
-	out := runCommand(ctx, t, b, cmd)
-	if strings.HasPrefix(out, "error ") {
-		return out
+	reply, err := r.b.Command(ctx, cmd)
+	if err != nil {
+		return FormatError(err) + "\n", nil
 	}
-	var ids []string
-	for _, line := range lines(out) {
-		var doc bson.Raw
-		if err := bson.UnmarshalExtJSON([]byte(line), true, &doc); err != nil {
-			t.Fatalf("result %s: %v", line, err)
-		}
-		v, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: doc.Lookup("_id")}}, false, false)
+	docs, failure, err := r.cursorDocs(ctx, reply)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, 0, len(docs))
+	for _, doc := range docs {
+		b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: r.norm.value(doc.Lookup("_id"))}}, false, false)
 		if err != nil {
-			t.Fatalf("marshal: %v", err)
+			return "", err
 		}
-		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(string(v), `{"v":`), "}"))
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(string(b), `{"v":`), "}"))
 	}
-	return "ids: " + strings.Join(ids, ",") + "\n"
+	return "ids: " + strings.Join(ids, ",") + "\n" + failure, nil
 }
 
-// FormatError renders a command failure as scripts expect it.
-func FormatError(err error) string {
-	var ce mongo.CommandError
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("error %s(%d)", ce.Name, ce.Code)
-	}
-	var we mongo.WriteException
-	if errors.As(err, &we) && len(we.WriteErrors) > 0 {
-		return fmt.Sprintf("error %d", we.WriteErrors[0].Code)
-	}
-	return "error " + err.Error()
-}
-
-func canonical(t *testing.T, doc bson.Raw) string {
-	b, err := bson.MarshalExtJSON(doc, true, false)
+// runCommand runs cmd and renders its reply: the documents of a cursor,
+// the deterministic fields of a write reply, or any other reply without
+// ok, operationTime and $-fields, in canonical Extended JSON.
+func (r *runner) runCommand(ctx context.Context, cmd bson.D) (string, error) {
+	reply, err := r.b.Command(ctx, cmd)
 	if err != nil {
-		t.Fatalf("marshal: %v", err)
+		return FormatError(err) + "\n", nil
 	}
-	return string(b)
-}
-
-func runCommand(ctx context.Context, t *testing.T, b Backend, cmd bson.D) string {
-	reply, err := b.Command(ctx, cmd)
-	if err != nil {
-		return FormatError(err) + "\n"
+	if _, ok := reply.Lookup("cursor").DocumentOK(); ok {
+		docs, failure, err := r.cursorDocs(ctx, reply)
+		if err != nil {
+			return "", err
+		}
+		var sb strings.Builder
+		for _, doc := range docs {
+			s, err := r.canonicalDoc(doc)
+			if err != nil {
+				return "", err
+			}
+			sb.WriteString(s + "\n")
+		}
+		return sb.String() + failure, nil
 	}
-	if cur, ok := reply.Lookup("cursor").DocumentOK(); ok {
-		return drain(ctx, t, b, cur)
+	if isWrite(cmd[0].Key) {
+		return r.formatWrite(reply)
 	}
 	var out bson.D
-	switch cmd[0].Key {
-	case "insert", "update", "delete", "findAndModify", "findandmodify":
-		for _, k := range []string{"n", "nModified", "upserted", "writeErrors", "value", "lastErrorObject"} {
-			v, err := reply.LookupErr(k)
-			if err != nil {
-				continue
-			}
-			if k == "writeErrors" {
-				out = append(out, bson.E{Key: k, Value: writeErrorCodes(v)})
-				continue
-			}
-			out = append(out, bson.E{Key: k, Value: v})
+	elems, err := reply.Elements()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range elems {
+		k := e.Key()
+		if k == "ok" || k == "operationTime" || strings.HasPrefix(k, "$") {
+			continue
 		}
-	default:
-		elems, _ := reply.Elements()
-		for _, e := range elems {
-			k := e.Key()
-			if k == "ok" || k == "operationTime" || strings.HasPrefix(k, "$") {
-				continue
-			}
-			out = append(out, bson.E{Key: k, Value: e.Value()})
-		}
+		out = append(out, bson.E{Key: k, Value: e.Value()})
 	}
 	raw, err := bson.Marshal(out)
 	if err != nil {
-		t.Fatalf("marshal: %v", err)
+		return "", err
 	}
-	return canonical(t, raw) + "\n"
+	s, err := r.canonicalDoc(raw)
+	return s + "\n", err
 }
 
-func writeErrorCodes(v bson.RawValue) bson.A {
-	var out bson.A
-	arr, ok := v.ArrayOK()
+// cursorDocs collects the documents of a cursor reply and of the getMore
+// batches after it. A failed getMore ends the documents; its error line is
+// returned as failure.
+func (r *runner) cursorDocs(ctx context.Context, reply bson.Raw) (docs []bson.Raw, failure string, err error) {
+	cur, ok := reply.Lookup("cursor").DocumentOK()
 	if !ok {
-		return out
+		return nil, "", fmt.Errorf("reply without cursor: %s", reply)
 	}
-	vals, _ := arr.Values()
-	for _, e := range vals {
-		d, ok := e.DocumentOK()
-		if !ok {
-			continue
-		}
-		out = append(out, bson.D{{Key: "index", Value: d.Lookup("index")}, {Key: "code", Value: d.Lookup("code")}})
-	}
-	return out
-}
-
-// drain prints the documents of a cursor reply and its getMore batches.
-func drain(ctx context.Context, t *testing.T, b Backend, cur bson.Raw) string {
-	var sb strings.Builder
 	for {
 		batch, ok := cur.Lookup("firstBatch").ArrayOK()
 		if !ok {
 			batch, _ = cur.Lookup("nextBatch").ArrayOK()
 		}
-		vals, _ := batch.Values()
+		vals, err := batch.Values()
+		if err != nil {
+			return nil, "", err
+		}
 		for _, v := range vals {
-			sb.WriteString(canonical(t, v.Document()))
-			sb.WriteByte('\n')
+			doc, ok := v.DocumentOK()
+			if !ok {
+				return nil, "", fmt.Errorf("cursor batch holds a %s", v.Type)
+			}
+			docs = append(docs, doc)
 		}
 		id, _ := cur.Lookup("id").AsInt64OK()
 		if id == 0 {
-			return sb.String()
+			return docs, "", nil
 		}
-		ns := cur.Lookup("ns").StringValue()
+		ns, _ := cur.Lookup("ns").StringValueOK()
 		_, collName, _ := strings.Cut(ns, ".")
-		reply, err := b.Command(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: collName}})
+		next, err := r.b.Command(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: collName}})
 		if err != nil {
-			sb.WriteString(FormatError(err) + "\n")
-			return sb.String()
+			return docs, FormatError(err) + "\n", nil
 		}
-		next, ok := reply.Lookup("cursor").DocumentOK()
-		if !ok {
-			t.Fatalf("getMore reply without cursor: %s", reply)
+		if cur, ok = next.Lookup("cursor").DocumentOK(); !ok {
+			return nil, "", fmt.Errorf("getMore reply without cursor: %s", next)
 		}
-		cur = next
 	}
 }
 
@@ -287,6 +298,14 @@ func (d driverBackend) Reset(ctx context.Context, coll string, docs []bson.Raw) 
 	return err
 }
 
+// Command returns the reply of a write command with writeErrors or a
+// writeConcernError as a reply, not as the mongo.WriteException the driver
+// makes of it, so the runner prints it like any other write reply.
 func (d driverBackend) Command(ctx context.Context, cmd bson.D) (bson.Raw, error) {
-	return d.db.RunCommand(ctx, cmd).Raw()
+	reply, err := d.db.RunCommand(ctx, cmd).Raw()
+	var we mongo.WriteException
+	if errors.As(err, &we) && len(reply) > 0 {
+		return reply, nil
+	}
+	return reply, err
 }

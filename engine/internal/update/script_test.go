@@ -1,301 +1,238 @@
 package update
 
 import (
-	"bufio"
-	"flag"
+	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/internal/scripttest"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata scripts")
-
 // scriptNow is the clock of every script: $currentDate writes it.
-var scriptNow = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+var scriptNow = scripttest.Now
 
-// TestScripts runs engine/testdata/update/*.txt against an in-memory
-// collection: Compile, Apply and Upsert driven by the update command's
-// statements, matching with the match package.
+// TestScripts runs engine/testdata/update/*.txt without the engine or the
+// driver: a localBackend answers update and find commands with Compile,
+// Apply and Upsert, matching with the match package. The same files run
+// through the driver against the engine in engine.TestUpdateScripts, with
+// the same expectations; a failure here that the engine test does not show
+// points at the command layer's use of this package. Re-record through the
+// engine test (go test ./engine -run TestUpdateScripts -rewrite), not here.
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/update/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
 	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
+			newObjectID = sequentialIDs()
+			t.Cleanup(func() { newObjectID = bson.NewObjectID })
+			scripttest.RunBackend(t, &localBackend{colls: map[string][]bson.Raw{}}, f)
+		})
 	}
 }
 
-type scriptCase struct {
-	line      int
-	directive string
-	input     string
-	expected  string
+// localBackend keeps collections as slices in record order and runs the
+// update and find commands of the scripts the way the command layer does:
+// statements in order, the first matching document (or all with multi),
+// an upsert when nothing matched, and writeErrors for failed statements.
+type localBackend struct {
+	colls map[string][]bson.Raw
 }
 
-func parseScript(t *testing.T, path string) []scriptCase {
-	data, err := os.ReadFile(path)
+func (b *localBackend) Reset(_ context.Context, coll string, docs []bson.Raw) error {
+	b.colls[coll] = docs
+	return nil
+}
+
+func (b *localBackend) Command(_ context.Context, cmd bson.D) (bson.Raw, error) {
+	raw, err := bson.Marshal(cmd)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	var cases []scriptCase
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	lineNo := 0
-	var cur *scriptCase
-	state := 0 // 0 between cases, 1 input, 2 expected
-	var in, out []string
-	flush := func() {
-		if cur != nil {
-			cur.input = strings.Join(in, "\n")
-			cur.expected = strings.Join(out, "\n")
-			cases = append(cases, *cur)
-		}
-		cur, in, out, state = nil, nil, nil, 0
+	switch cmd[0].Key {
+	case "find":
+		return b.find(raw)
+	case "update":
+		return b.update(raw)
 	}
-	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		switch state {
-		case 0:
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			cur = &scriptCase{line: lineNo, directive: strings.TrimSpace(line)}
-			state = 1
-		case 1:
-			if line == "----" {
-				state = 2
-				continue
-			}
-			in = append(in, line)
-		case 2:
-			if strings.TrimSpace(line) == "" {
-				flush()
-				continue
-			}
-			out = append(out, line)
-		}
-	}
-	flush()
-	return cases
+	return nil, fmt.Errorf("local backend runs only find and update, not %s", cmd[0].Key)
 }
 
-func runScript(t *testing.T, path string) {
-	cases := parseScript(t, path)
-	newObjectID = sequentialIDs()
-	var coll []bson.Raw
-	var rewritten strings.Builder
-	failed := false
-	for i, c := range cases {
-		var got string
-		switch c.directive {
-		case "docs":
-			coll = nil
-			for _, l := range strings.Split(c.input, "\n") {
-				if strings.TrimSpace(l) == "" {
-					continue
-				}
-				coll = append(coll, mustJSON(t, path, c.line, l))
-			}
-		case "cmd":
-			got = runCmd(t, path, c, &coll)
+// commandError converts an error of this package or of match into the
+// error the driver returns for a failed command.
+func commandError(err error) error {
+	me := mongoerr.As(err)
+	return mongo.CommandError{Code: int32(me.Code), Name: me.Code.Name(), Message: me.Msg}
+}
+
+func (b *localBackend) find(cmd bson.Raw) (bson.Raw, error) {
+	coll := cmd.Lookup("find").StringValue()
+	filter := bson.Raw{5, 0, 0, 0, 0}
+	elems, err := cmd.Elements()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range elems[1:] {
+		switch e.Key() {
+		case "filter":
+			filter = e.Value().Document()
 		default:
-			t.Fatalf("%s:%d: unknown directive %q", path, c.line, c.directive)
+			return nil, fmt.Errorf("local backend: find option %s is not supported", e.Key())
 		}
-		if *rewrite {
-			if i > 0 {
-				rewritten.WriteString("\n")
-			}
-			rewritten.WriteString(c.directive + "\n" + c.input + "\n----\n")
-			if got != "" {
-				rewritten.WriteString(got + "\n")
-			}
+	}
+	q, err := compileQuery(filter)
+	if err != nil {
+		return nil, commandError(err)
+	}
+	batch := bson.A{}
+	for _, d := range b.colls[coll] {
+		if q.matchDoc(d) {
+			batch = append(batch, d)
+		}
+	}
+	return bson.Marshal(bson.D{
+		{Key: "cursor", Value: bson.D{{Key: "firstBatch", Value: batch}, {Key: "id", Value: int64(0)}, {Key: "ns", Value: "test." + coll}}},
+		{Key: "ok", Value: 1.0},
+	})
+}
+
+// updateCounts accumulates the reply of an update command.
+type updateCounts struct {
+	n, nModified int32
+	upserted     bson.A
+}
+
+func (b *localBackend) update(cmd bson.Raw) (bson.Raw, error) {
+	coll := cmd.Lookup("update").StringValue()
+	ordered := true
+	if v, err := cmd.LookupErr("ordered"); err == nil {
+		ordered = v.Boolean()
+	}
+	stmts, err := cmd.Lookup("updates").Array().Values()
+	if err != nil {
+		return nil, err
+	}
+	var c updateCounts
+	var writeErrors bson.A
+	for i, s := range stmts {
+		err := b.updateOne(coll, i, s.Document(), &c)
+		if err == nil {
 			continue
 		}
-		if got != c.expected {
-			failed = true
-			t.Errorf("%s:%d:\n%s\ngot:\n%s\nwant:\n%s", path, c.line, c.input, got, c.expected)
+		// A MongoDB error fails the statement; anything else is a broken
+		// script or a bug and fails the whole command.
+		var me *mongoerr.Error
+		if !errors.As(err, &me) {
+			return nil, err
 		}
-	}
-	if *rewrite {
-		header := leadingComments(path)
-		if err := os.WriteFile(path, []byte(header+rewritten.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = failed
-}
-
-// leadingComments keeps the comment block at the top of a script.
-func leadingComments(path string) string {
-	data, _ := os.ReadFile(path)
-	var b strings.Builder
-	for _, l := range strings.Split(string(data), "\n") {
-		if !strings.HasPrefix(l, "#") {
+		writeErrors = append(writeErrors, mongoerr.WriteError{Index: i, Err: me}.Doc())
+		if ordered {
 			break
 		}
-		b.WriteString(l + "\n")
 	}
-	if b.Len() > 0 {
-		b.WriteString("\n")
+	reply := bson.D{{Key: "n", Value: c.n}, {Key: "nModified", Value: c.nModified}}
+	if len(c.upserted) > 0 {
+		reply = append(reply, bson.E{Key: "upserted", Value: c.upserted})
 	}
-	return b.String()
+	if len(writeErrors) > 0 {
+		reply = append(reply, bson.E{Key: "writeErrors", Value: writeErrors})
+	}
+	return bson.Marshal(append(reply, bson.E{Key: "ok", Value: 1.0}))
 }
 
+// updateOne runs statement i of an update command on coll.
+func (b *localBackend) updateOne(coll string, i int, st bson.Raw, c *updateCounts) error {
+	var filters []bson.Raw
+	if af, err := st.LookupErr("arrayFilters"); err == nil {
+		vals, err := af.Array().Values()
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			filters = append(filters, v.Document())
+		}
+	}
+	multi, upsert := false, false
+	if v, err := st.LookupErr("multi"); err == nil {
+		multi = v.Boolean()
+	}
+	if v, err := st.LookupErr("upsert"); err == nil {
+		upsert = v.Boolean()
+	}
+	u, err := Compile(st.Lookup("u"), filters)
+	if err != nil {
+		return err
+	}
+	qdoc := st.Lookup("q").Document()
+	q, err := compileQuery(qdoc)
+	if err != nil {
+		return err
+	}
+	docs := b.colls[coll]
+	matched := false
+	for j, d := range docs {
+		ok, pos := q.matchPos(d)
+		if !ok {
+			continue
+		}
+		matched = true
+		out, changed, err := u.Apply(d, pos, scriptNow)
+		if err != nil {
+			return err
+		}
+		if err := out.Validate(); err != nil {
+			return fmt.Errorf("update %d produced an invalid document: %w", i, err)
+		}
+		c.n++
+		if changed {
+			c.nModified++
+			docs[j] = out
+		}
+		if !multi {
+			break
+		}
+	}
+	if matched || !upsert {
+		return nil
+	}
+	doc, err := u.Upsert(qdoc, scriptNow)
+	if err != nil {
+		return err
+	}
+	if err := doc.Validate(); err != nil {
+		return fmt.Errorf("upsert %d produced an invalid document: %w", i, err)
+	}
+	b.colls[coll] = append(docs, doc)
+	c.n++
+	c.upserted = append(c.upserted, bson.D{{Key: "index", Value: int32(i)}, {Key: "_id", Value: doc.Lookup("_id")}})
+	return nil
+}
+
+// sequentialIDs returns a generator of predictable ObjectIDs for upserts.
 func sequentialIDs() func() bson.ObjectID {
-	n := 0
+	var n uint32
 	return func() bson.ObjectID {
 		n++
 		var id bson.ObjectID
 		id[0] = 0x65
-		id[11] = byte(n)
-		id[10] = byte(n >> 8)
+		id[8], id[9], id[10], id[11] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		return id
 	}
 }
 
-func mustJSON(t *testing.T, path string, line int, s string) bson.Raw {
-	var doc bson.Raw
-	if err := bson.UnmarshalExtJSON([]byte(s), false, &doc); err != nil {
-		t.Fatalf("%s:%d: %v: %s", path, line, err, s)
-	}
-	return doc
-}
-
+// canonical renders doc in canonical Extended JSON for failure messages.
 func canonical(doc bson.Raw) string {
 	b, err := bson.MarshalExtJSON(doc, true, false)
 	if err != nil {
 		return "<invalid: " + err.Error() + ">"
 	}
 	return string(b)
-}
-
-func errLine(err error) string {
-	me := mongoerr.As(err)
-	return fmt.Sprintf("error %s(%d): %s", me.Code.Name(), int32(me.Code), me.Msg)
-}
-
-func runCmd(t *testing.T, path string, c scriptCase, coll *[]bson.Raw) string {
-	cmd := mustJSON(t, path, c.line, strings.ReplaceAll(c.input, "\n", " "))
-	first := cmd.Index(0).Key()
-	switch first {
-	case "find":
-		var lines []string
-		var q queryMatcher
-		if f, err := cmd.LookupErr("filter"); err == nil {
-			m, err := compileQuery(f.Document())
-			if err != nil {
-				return errLine(err)
-			}
-			q = m
-		}
-		for _, d := range *coll {
-			if q == nil || q.matchDoc(d) {
-				lines = append(lines, canonical(d))
-			}
-		}
-		return strings.Join(lines, "\n")
-	case "update":
-		return runUpdate(cmd, coll)
-	}
-	t.Fatalf("%s:%d: unknown command %q", path, c.line, first)
-	return ""
-}
-
-func runUpdate(cmd bson.Raw, coll *[]bson.Raw) string {
-	stmts, _ := cmd.Lookup("updates").Array().Values()
-	n, nModified := 0, 0
-	var upserted []string
-	var werr error
-	for i, s := range stmts {
-		st := s.Document()
-		var filters []bson.Raw
-		if af, err := st.LookupErr("arrayFilters"); err == nil {
-			vals, _ := af.Array().Values()
-			for _, v := range vals {
-				filters = append(filters, v.Document())
-			}
-		}
-		multi := false
-		if m, err := st.LookupErr("multi"); err == nil {
-			multi = m.Boolean()
-		}
-		upsert := false
-		if m, err := st.LookupErr("upsert"); err == nil {
-			upsert = m.Boolean()
-		}
-		u, err := Compile(st.Lookup("u"), filters)
-		if err != nil {
-			werr = err
-			break
-		}
-		qdoc := st.Lookup("q").Document()
-		q, err := compileQuery(qdoc)
-		if err != nil {
-			werr = err
-			break
-		}
-		matched := false
-		for j, d := range *coll {
-			ok, pos := q.matchPos(d)
-			if !ok {
-				continue
-			}
-			matched = true
-			out, changed, err := u.Apply(d, pos, scriptNow)
-			if err != nil {
-				werr = err
-				break
-			}
-			if err := out.Validate(); err != nil {
-				werr = fmt.Errorf("invalid output: %v", err)
-				break
-			}
-			n++
-			if changed {
-				nModified++
-				(*coll)[j] = out
-			}
-			if !multi {
-				break
-			}
-		}
-		if werr != nil {
-			break
-		}
-		if !matched && upsert {
-			doc, err := u.Upsert(qdoc, scriptNow)
-			if err != nil {
-				werr = err
-				break
-			}
-			*coll = append(*coll, doc)
-			n++
-			id := doc.Lookup("_id")
-			upserted = append(upserted, fmt.Sprintf(`{"index": %d, "_id": %s}`, i, idJSON(id)))
-		}
-	}
-	res := fmt.Sprintf(`{"n": %d, "nModified": %d`, n, nModified)
-	if len(upserted) > 0 {
-		res += `, "upserted": [` + strings.Join(upserted, ", ") + `]`
-	}
-	res += "}"
-	if werr != nil {
-		res += "\n" + errLine(werr)
-	}
-	return res
-}
-
-func idJSON(v bson.RawValue) string {
-	doc := wrapValue("v", v)
-	s := canonical(doc)
-	return strings.TrimSuffix(strings.TrimPrefix(s, `{"v":`), "}")
 }
