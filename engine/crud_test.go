@@ -450,3 +450,28 @@ func TestBatchesStopAt16MiB(t *testing.T) {
 		t.Fatalf("next batch = %d docs, id %d", len(next), more.Lookup("cursor", "id").Int64())
 	}
 }
+
+func TestMalformedWriteStatementsFailTheCommand(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	seed(t, db.Collection("c"), 2)
+	cases := []struct {
+		cmd  bson.D
+		code int
+	}{
+		{bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{
+			bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}}},
+			bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{}}, {Key: "bogus", Value: 1}},
+		}}}, 40415},
+		{bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "u", Value: bson.D{}}}}}}, 40414},
+		{bson.D{{Key: "delete", Value: "c"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}}}}}, 40414},
+	}
+	for _, c := range cases {
+		err := db.RunCommand(ctx, c.cmd).Err()
+		wantCode(t, err, c.code, "")
+	}
+	// The valid first statement of the rejected command did not run.
+	if n, _ := db.Collection("c").CountDocuments(ctx, bson.D{{Key: "a", Value: 1}}); n != 0 {
+		t.Fatalf("%d documents updated by a rejected command", n)
+	}
+}

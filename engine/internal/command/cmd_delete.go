@@ -52,11 +52,17 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	parsed := make([]deleteSpec, len(stmts))
+	for i, raw := range stmts {
+		if parsed[i], err = parseDeleteStmt(raw); err != nil {
+			return nil, err
+		}
+	}
 	ns := r.DB + "." + name
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		for i, raw := range stmts {
-			n, err := deleteStmt(ctx, w, ns, raw)
+		for i, st := range parsed {
+			n, err := deleteStmt(ctx, w, ns, st)
 			res.n += n
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
@@ -73,48 +79,58 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	return res.reply(r, false), nil
 }
 
-func deleteStmt(ctx context.Context, w *storage.Writer, ns string, raw bson.Raw) (int64, error) {
+// deleteSpec is one entry of a delete command's deletes array.
+type deleteSpec struct {
+	filter bson.Raw
+	limit  int64
+	hint   bson.RawValue
+}
+
+func parseDeleteStmt(raw bson.Raw) (deleteSpec, error) {
 	var (
-		filter        bson.Raw
-		limit         int64
+		st            deleteSpec
 		haveQ, haveLm bool
-		hint          bson.RawValue
 	)
 	elems, err := raw.Elements()
 	if err != nil {
-		return 0, mongoerr.Newf(mongoerr.InvalidBSON, "%v", err)
+		return st, mongoerr.Newf(mongoerr.InvalidBSON, "%v", err)
 	}
 	for _, e := range elems {
 		v := e.Value()
 		switch k := e.Key(); k {
 		case "q":
-			if filter, err = wantDoc("DeleteOpEntry", k, v); err != nil {
-				return 0, err
+			if st.filter, err = wantDoc("delete.deletes", k, v); err != nil {
+				return st, err
 			}
 			haveQ = true
 		case "limit":
 			n, ok := asInt(v)
 			if !ok || (n != 0 && n != 1) {
 				f, _ := asFloat(v)
-				return 0, mongoerr.Newf(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %v", f)
+				return st, mongoerr.Newf(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %v", f)
 			}
-			limit, haveLm = n, true
+			st.limit, haveLm = n, true
 		case "hint":
-			hint = v
+			st.hint = v
 		case "collation":
 			if err := checkCollation(v); err != nil {
-				return 0, err
+				return st, err
 			}
 		default:
-			return 0, mongoerr.UnknownField("DeleteOpEntry", k)
+			return st, mongoerr.UnknownField("delete.deletes", k)
 		}
 	}
 	if !haveQ {
-		return 0, mongoerr.New(mongoerr.Code(40414), "BSON field 'DeleteOpEntry.q' is missing but a required field")
+		return st, mongoerr.New(mongoerr.Code(40414), "BSON field 'delete.deletes.q' is missing but a required field")
 	}
 	if !haveLm {
-		return 0, mongoerr.New(mongoerr.Code(40414), "BSON field 'DeleteOpEntry.limit' is missing but a required field")
+		return st, mongoerr.New(mongoerr.Code(40414), "BSON field 'delete.deletes.limit' is missing but a required field")
 	}
+	return st, nil
+}
+
+func deleteStmt(ctx context.Context, w *storage.Writer, ns string, st deleteSpec) (int64, error) {
+	filter, limit, hint := st.filter, st.limit, st.hint
 	q := &query{coll: w.Collection(ns), limit: limit, hint: hint}
 	if err := q.setFilter(filter); err != nil {
 		return 0, err

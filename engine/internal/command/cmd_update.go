@@ -38,7 +38,7 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 		var err error
 		switch k := e.Key(); k {
 		case "q":
-			s.q, err = wantDoc("UpdateOpEntry", k, v)
+			s.q, err = wantDoc("update.updates", k, v)
 			haveQ = true
 		case "u":
 			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
@@ -46,11 +46,11 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 			}
 			s.u, haveU = v, true
 		case "upsert":
-			s.upsert, err = wantBool("UpdateOpEntry", k, v)
+			s.upsert, err = wantBool("update.updates", k, v)
 		case "multi":
-			s.multi, err = wantBool("UpdateOpEntry", k, v)
+			s.multi, err = wantBool("update.updates", k, v)
 		case "arrayFilters":
-			s.arrayFilters, err = docArray("UpdateOpEntry", k, v)
+			s.arrayFilters, err = docArray("update.updates", k, v)
 		case "hint":
 			s.hint = v
 		case "collation":
@@ -59,17 +59,17 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 			return s, mongoerr.New(mongoerr.NotImplemented, "update constants ('c') require pipeline updates, which are not supported yet")
 		case "upsertSupplied":
 		default:
-			return s, mongoerr.UnknownField("UpdateOpEntry", k)
+			return s, mongoerr.UnknownField("update.updates", k)
 		}
 		if err != nil {
 			return s, err
 		}
 	}
 	if !haveQ {
-		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'UpdateOpEntry.q' is missing but a required field")
+		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'update.updates.q' is missing but a required field")
 	}
 	if !haveU {
-		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'UpdateOpEntry.u' is missing but a required field")
+		return s, mongoerr.New(mongoerr.Code(40414), "BSON field 'update.updates.u' is missing but a required field")
 	}
 	return s, nil
 }
@@ -115,11 +115,19 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	// mongod parses every statement before running any: a malformed one
+	// fails the whole command.
+	parsed := make([]updateStmt, len(stmts))
+	for i, raw := range stmts {
+		if parsed[i], err = parseUpdateStmt(raw); err != nil {
+			return nil, err
+		}
+	}
 	ns := r.DB + "." + name
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		for i, raw := range stmts {
-			if err := r.updateOne(ctx, w, ns, i, raw, res); err != nil {
+		for i, st := range parsed {
+			if err := r.updateOne(ctx, w, ns, i, st, res); err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
 				if ordered {
 					return nil
@@ -135,11 +143,7 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 // updateOne runs statement i, adding its counts to res.
-func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, raw bson.Raw, res *writeResult) error {
-	st, err := parseUpdateStmt(raw)
-	if err != nil {
-		return err
-	}
+func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, st updateStmt, res *writeResult) error {
 	u, err := update.Compile(st.u, st.arrayFilters)
 	if err != nil {
 		return err
