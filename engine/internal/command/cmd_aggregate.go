@@ -75,6 +75,13 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
 	ns := r.DB + "." + name
+	if len(stages) > 0 && isIndexStats(stages[0]) {
+		src, err := r.indexStatsSource(ns, stages)
+		if err != nil {
+			return nil, err
+		}
+		return openCursor(ctx, r, ns, src, batchSize, false)
+	}
 	q := &query{coll: r.Env.Store.Collection(ns)}
 	var filter, sortSpec bson.Raw
 	i := 0

@@ -55,8 +55,9 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "allowDiskUse":
-			// Sorting spills are not needed while sorts run in memory.
-			_, err = wantBool("find", k, v)
+			var b bool
+			b, err = wantBool("find", k, v)
+			q.allowDiskUse = &b
 		case "noCursorTimeout", "allowPartialResults":
 			// Idle cursors still expire; one node has no partial results.
 			_, err = wantBool("find", k, v)
@@ -88,6 +89,7 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	var proj *projection.Projection
 	if projSpec != nil && len(projSpec) > 5 {
+		q.projSpec = projSpec
 		if proj, err = projection.Compile(projSpec); err != nil {
 			return nil, err
 		}

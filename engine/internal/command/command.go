@@ -132,10 +132,15 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		defer cancel()
 	}
 	e.countOp(opKind(name))
+	ctx, op := e.beginOp(ctx, r)
+	start := time.Now()
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
-		return e.retry.run(ctx, r, s.run)
+		reply, err := e.retry.run(ctx, r, s.run)
+		e.endOp(op, r, reply, err, time.Since(start))
+		return reply, err
 	}
 	reply, err := s.run(ctx, r)
+	e.endOp(op, r, reply, err, time.Since(start))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
 	}

@@ -2,30 +2,39 @@ package command
 
 import (
 	"context"
-	"slices"
+	"os"
+	"path/filepath"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/order"
+	"github.com/formworkdb/formwork/engine/internal/plan"
 	"github.com/formworkdb/formwork/engine/internal/projection"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
 // query is a parsed read: the documents of one collection that match a
 // filter, in an order, after skip and up to limit. find, count, distinct,
-// update, delete and findAndModify all select documents through it.
+// update, delete, findAndModify and aggregate select documents through it;
+// the plan package chooses how (collection scan, index scans, IDHACK).
 type query struct {
 	coll      *storage.Collection // nil: the collection does not exist
 	filterRaw bson.Raw
 	filter    *match.Filter
 	sort      *order.Order
+	sortSpec  bson.Raw
 	natural   int // $natural direction: 0 none, 1 forward, -1 backward
 	skip      int64
 	limit     int64 // 0: no limit
 	hint      bson.RawValue
+	// projSpec is find's projection, which lets the planner cover the
+	// query from an index; the caller still applies the projection.
+	projSpec bson.Raw
+	// allowDiskUse is the command's allowDiskUse, nil when not given
+	// (allowDiskUseByDefault applies).
+	allowDiskUse *bool
 }
 
 // row is a document with its record id.
@@ -67,13 +76,14 @@ func (q *query) setSort(spec bson.Raw) error {
 		return nil
 	}
 	if o.Len() > 0 {
-		q.sort = o
+		q.sort, q.sortSpec = o, spec
 	}
 	return nil
 }
 
 // checkHint validates a hint against the collection's indexes: a name or a
-// key pattern of an existing index, or {$natural: ±1}.
+// key pattern of an existing index, or {$natural: ±1}. The planner checks
+// hidden and partial indexes when it plans.
 func (q *query) checkHint() error {
 	h := q.hint
 	if h.Type == 0 {
@@ -83,7 +93,7 @@ func (q *query) checkHint() error {
 		if q.coll != nil && q.coll.IndexByName(s) != nil {
 			return nil
 		}
-		return badHint()
+		return plan.ErrBadHint
 	}
 	d, ok := h.DocumentOK()
 	if !ok {
@@ -101,170 +111,104 @@ func (q *query) checkHint() error {
 	}
 	if q.coll != nil {
 		for _, ix := range q.coll.Indexes {
-			if sameKey(ix.Key(), d) {
+			if plan.SameKeyPattern(ix.Key(), d) {
 				return nil
 			}
 		}
 	}
-	return badHint()
-}
-
-func badHint() error {
-	return mongoerr.New(mongoerr.BadValue, "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index")
+	return plan.ErrBadHint
 }
 
 // sameKey reports whether two key patterns name the same fields with the
 // same directions, comparing numbers by value.
-func sameKey(a, b bson.Raw) bool {
-	ae, _ := a.Elements()
-	be, _ := b.Elements()
-	if len(ae) != len(be) {
-		return false
-	}
-	for i := range ae {
-		if ae[i].Key() != be[i].Key() {
-			return false
-		}
-		av, bv := ae[i].Value(), be[i].Value()
-		af, aok := asFloat(av)
-		bf, bok := asFloat(bv)
-		if aok != bok || (aok && af != bf) || (!aok && !av.Equal(bv)) {
-			return false
-		}
-	}
-	return true
-}
+func sameKey(a, b bson.Raw) bool { return plan.SameKeyPattern(a, b) }
 
-// idLookup returns the _id value when the filter is a plain equality on
-// _id that the _id index answers exactly (mongod's IDHACK).
-func (q *query) idLookup() (bson.RawValue, bool) {
-	elems, err := q.filterRaw.Elements()
-	if err != nil || len(elems) != 1 || elems[0].Key() != "_id" {
-		return bson.RawValue{}, false
+// planQuery returns the planner's description of q.
+func (q *query) planQuery(ctx context.Context) *plan.Query {
+	ns := ""
+	if q.coll != nil {
+		ns = q.coll.NS
 	}
-	v := elems[0].Value()
-	switch v.Type {
-	case bson.TypeEmbeddedDocument:
-		d := v.Document()
-		if f, err := d.IndexErr(0); err == nil && len(f.Key()) > 0 && f.Key()[0] == '$' {
-			return bson.RawValue{}, false
+	pq := &plan.Query{
+		NS: ns, Coll: q.coll, Filter: q.filterRaw, Match: q.filter,
+		Sort: q.sort, SortSpec: q.sortSpec, Natural: q.natural,
+		Projection: q.projSpec, Skip: q.skip, Limit: q.limit, Hint: q.hint,
+		SortOptions: plan.SortOptions{MaxMemory: 100 * 1024 * 1024, AllowDiskUse: true},
+	}
+	if h := q.hint; h.Type == bson.TypeEmbeddedDocument && len(h.Document()) <= 5 {
+		pq.Hint = bson.RawValue{}
+	}
+	if op := opFrom(ctx); op != nil {
+		e := op.env
+		pq.SortOptions.MaxMemory = e.params.Int("internalQueryMaxBlockingSortMemoryUsageBytes")
+		pq.SortOptions.AllowDiskUse = e.params.Bool("allowDiskUseByDefault")
+		pq.SortOptions.TempDir = e.tempDir()
+		if op.explain != nil {
+			pq.NoCache = true
 		}
-	case bson.TypeRegex, bson.TypeArray, bson.TypeNull, bson.TypeUndefined, bson.TypeMinKey, bson.TypeMaxKey:
-		return bson.RawValue{}, false
 	}
-	return v, true
+	if q.allowDiskUse != nil {
+		pq.SortOptions.AllowDiskUse = *q.allowDiskUse
+	}
+	return pq
 }
 
 // rows returns the selected rows read through rd. The caller closes the
-// iterator; rd must outlive it.
+// iterator; rd must outlive it. Under explain (see cmd_explain.go) the
+// plan is recorded and, for executionStats, run to the end, and no row is
+// returned.
 func (q *query) rows(ctx context.Context, rd storage.Reader) (rowIter, error) {
-	if q.coll == nil {
-		return &sliceRows{}, nil
+	pq := q.planQuery(ctx)
+	op := opFrom(ctx)
+	planner := defaultPlanner
+	if op != nil {
+		planner = op.env.ext().planner
 	}
-	var it rowIter
-	if id, ok := q.idLookup(); ok && q.natural == 0 && q.hint.Type == 0 {
-		it = &idRows{rd: rd, c: q.coll, key: keystring.AppendValue(nil, id, false), f: q.filter}
-	} else {
-		recs, err := rd.Scan(q.coll, q.natural < 0)
-		if err != nil {
-			return nil, err
-		}
-		it = &scanRows{recs: recs, f: q.filter}
+	x, err := planner.Plan(ctx, rd, pq)
+	if err != nil {
+		return nil, err
 	}
-	if q.sort != nil {
-		sorted, err := q.sortRows(ctx, it)
-		if err != nil {
-			return nil, err
-		}
-		it = sorted
+	if op != nil && op.explain != nil {
+		return op.explain.record(ctx, x)
 	}
-	if q.skip > 0 || q.limit > 0 {
-		it = &limitRows{in: it, skip: q.skip, limit: q.limit}
+	if op != nil && q.coll != nil {
+		op.env.ext().noteIndexUse(q.coll, x.IndexesUsed())
+		op.notePlan(x)
 	}
-	return it, nil
+	return &planRows{x: x}, nil
 }
 
-func (q *query) sortRows(ctx context.Context, in rowIter) (rowIter, error) {
-	defer in.close()
-	type keyed struct {
-		row
-		key order.Key
-	}
-	var all []keyed
-	for {
-		r, ok, err := in.next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		k, err := q.sort.Key(r.doc)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, keyed{r, k})
-	}
-	slices.SortStableFunc(all, func(a, b keyed) int { return q.sort.CompareKeys(a.key, b.key) })
-	rows := make([]row, len(all))
-	for i, k := range all {
-		rows[i] = k.row
-	}
-	return &sliceRows{rows: rows}, nil
+// defaultPlanner serves queries run without a command context (tests).
+var defaultPlanner = plan.NewPlanner()
+
+// planRows adapts a plan.Executor to rowIter and reports the keys and
+// documents it examines to the operation being profiled.
+type planRows struct {
+	x *plan.Executor
 }
 
-type scanRows struct {
-	recs     *storage.Records
-	f        *match.Filter
-	examined int64
-}
-
-func (s *scanRows) next(ctx context.Context) (row, bool, error) {
-	for s.recs.Next() {
-		s.examined++
-		if s.examined%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return row{}, false, err
-			}
-		}
-		doc, err := s.recs.Doc()
-		if err != nil {
-			return row{}, false, err
-		}
-		if s.f.Match(doc) {
-			return row{rid: s.recs.RecordID(), doc: doc}, true, nil
-		}
-	}
-	return row{}, false, s.recs.Err()
-}
-
-func (s *scanRows) close() { s.recs.Close() }
-
-type idRows struct {
-	rd   storage.Reader
-	c    *storage.Collection
-	key  []byte
-	f    *match.Filter
-	done bool
-}
-
-func (s *idRows) next(ctx context.Context) (row, bool, error) {
-	if s.done {
-		return row{}, false, nil
-	}
-	s.done = true
-	rid, ok, err := s.rd.Lookup(s.c, s.c.Indexes[0], s.key)
-	if err != nil || !ok {
+func (p *planRows) next(ctx context.Context) (row, bool, error) {
+	rid, doc, ok, err := p.x.Next(ctx)
+	if !ok || err != nil {
+		p.report(ctx)
 		return row{}, false, err
 	}
-	doc, err := s.rd.Fetch(s.c, rid)
-	if err != nil || doc == nil || !s.f.Match(doc) {
-		return row{}, false, err
+	if op := opFrom(ctx); op != nil && op.profiled {
+		p.report(ctx)
 	}
 	return row{rid: rid, doc: doc}, true, nil
 }
 
-func (s *idRows) close() {}
+// report adds the work done since the last report to the current
+// operation (find's first batch, then each getMore).
+func (p *planRows) report(ctx context.Context) {
+	if op := opFrom(ctx); op != nil {
+		k, d := p.x.Delta()
+		op.addExamined(k, d, p.x.Stats())
+	}
+}
+
+func (p *planRows) close() { p.x.Close() }
 
 type sliceRows struct {
 	rows []row
@@ -280,32 +224,6 @@ func (s *sliceRows) next(context.Context) (row, bool, error) {
 }
 
 func (s *sliceRows) close() {}
-
-type limitRows struct {
-	in          rowIter
-	skip, limit int64
-	n           int64
-}
-
-func (l *limitRows) next(ctx context.Context) (row, bool, error) {
-	for l.skip > 0 {
-		_, ok, err := l.in.next(ctx)
-		if err != nil || !ok {
-			return row{}, false, err
-		}
-		l.skip--
-	}
-	if l.limit > 0 && l.n >= l.limit {
-		return row{}, false, nil
-	}
-	r, ok, err := l.in.next(ctx)
-	if ok {
-		l.n++
-	}
-	return r, ok, err
-}
-
-func (l *limitRows) close() { l.in.close() }
 
 // docSource turns rows into result documents, applying a projection, and
 // releases the snapshot it reads when closed.
@@ -327,9 +245,23 @@ func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
 	return d.proj.Apply(r.doc, d.f)
 }
 
+// Close reports the work of the batch just served and releases the rows.
 func (d *docSource) Close() {
 	d.rows.close()
 	if d.snap != nil {
 		d.snap.Close()
 	}
+}
+
+// tempDir is where blocking sorts spill: a directory under the database
+// path for an on-disk engine, the system's temporary directory otherwise.
+func (e *Env) tempDir() string {
+	if e.Config.DBPath == "" {
+		return ""
+	}
+	dir := filepath.Join(e.Config.DBPath, "_tmp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
 }

@@ -1,0 +1,37 @@
+// Package plan chooses and runs the access path of a query: it turns a
+// filter, a sort and a projection into candidate plans over a collection's
+// indexes (index bounds per key field, including $in point intervals,
+// anchored regex prefixes, $elemMatch on compound multikey indexes,
+// rooted $or as a union of index scans), runs them as trees of stages
+// that count their work as mongod's classic engine does, picks the most
+// productive candidate by a trial run (mongod's multi-planner), caches the
+// choice per query shape, and renders explain output in MongoDB 7.0's
+// classic shape.
+//
+// plan imports storage, index, keystring, match, order, bsonkit and
+// mongoerr. It must not import command, server or wire.
+//
+// # Invariants
+//
+// I1. Results never depend on bounds: bounds may select a superset of the
+// matching index entries, and every stage that produces a fetched
+// document applies the query's full compiled filter (match.Filter). Only
+// a covered plan (no FETCH) relies on bounds and on the IXSCAN key filter,
+// and the planner builds one only when both are exact for the index.
+//
+// I2. A multikey index yields each record once per scan (dedup on record
+// id), and bounds on two paths that share a multikey prefix are combined
+// only under one $elemMatch covering that prefix, as mongod does.
+//
+// I3. Stage counters (works, advanced, needTime, keysExamined,
+// docsExamined, seeks, dupsTested, dupsDropped) follow mongod's
+// PlanStage::work accounting, so explain and the profiler report the same
+// numbers mongod would for the same data and plan.
+//
+// I4. An Executor reads through one storage.Reader given at Plan time and
+// is used by one goroutine; the Planner (and its plan cache) is safe for
+// concurrent use.
+//
+// Following mongod's query planner (src/mongo/db/query) and
+// https://www.mongodb.com/docs/manual/reference/explain-results/
+package plan

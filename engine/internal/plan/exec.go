@@ -1,0 +1,410 @@
+package plan
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/match"
+	"github.com/formworkdb/formwork/engine/internal/order"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+// Query describes one read of a collection. The planner does not modify
+// it; its raw documents must stay valid while the Executor runs.
+type Query struct {
+	NS   string
+	Coll *storage.Collection // nil: the collection does not exist
+	// Filter is the filter as sent (an empty document for none); Match is
+	// its compiled form.
+	Filter bson.Raw
+	Match  *match.Filter
+	// Sort and SortSpec describe a sort (nil: none); Natural is a
+	// {$natural: ±1} sort or 0.
+	Sort     *order.Order
+	SortSpec bson.Raw
+	Natural  int
+	// Projection is a find projection spec, nil for none; the caller
+	// applies it to the rows, the planner only uses it to cover the query.
+	Projection bson.Raw
+	Skip       int64
+	Limit      int64 // 0: no limit
+	Hint       bson.RawValue
+	// SortOptions bound a blocking sort.
+	SortOptions SortOptions
+	// NoCache plans afresh without reading or writing the plan cache
+	// (explain does so).
+	NoCache bool
+}
+
+// trial limits of the multi-planner (mongod's
+// internalQueryPlanEvaluationWorks and internalQueryPlanEvaluationMaxResults).
+const (
+	trialWorks   = 10000
+	trialResults = 101
+)
+
+// Planner plans queries and caches the winning plan of each query shape
+// per collection. It is safe for concurrent use.
+type Planner struct {
+	mu    sync.Mutex
+	cache map[string]*collCache
+}
+
+type collCache struct {
+	coll    *storage.Collection
+	entries map[string]string // shape → candidate id
+}
+
+// NewPlanner returns a planner with an empty plan cache.
+func NewPlanner() *Planner { return &Planner{cache: map[string]*collCache{}} }
+
+// ClearCache drops the cached plans of ns (planCacheClear).
+func (p *Planner) ClearCache(ns string) {
+	p.mu.Lock()
+	delete(p.cache, ns)
+	p.mu.Unlock()
+}
+
+// CacheSize returns how many shapes of ns have a cached plan.
+func (p *Planner) CacheSize(ns string, c *storage.Collection) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc := p.cache[ns]
+	if cc == nil || cc.coll != c {
+		return 0
+	}
+	return len(cc.entries)
+}
+
+// lookup returns the cached candidate id of a shape. A catalog change
+// (index created or dropped, a new multikey path) publishes a new
+// *storage.Collection, which evicts the collection's entries.
+func (p *Planner) lookup(ns string, c *storage.Collection, shape string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc := p.cache[ns]
+	if cc == nil || cc.coll != c {
+		delete(p.cache, ns)
+		return "", false
+	}
+	id, ok := cc.entries[shape]
+	return id, ok
+}
+
+func (p *Planner) store(ns string, c *storage.Collection, shape, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc := p.cache[ns]
+	if cc == nil || cc.coll != c {
+		cc = &collCache{coll: c, entries: map[string]string{}}
+		p.cache[ns] = cc
+	}
+	cc.entries[shape] = id
+}
+
+// Executor runs a chosen plan. It is used by one goroutine and must be
+// closed.
+type Executor struct {
+	q          *Query
+	parsed     *expr
+	root       stage
+	win        *candidate
+	cands      []*candidate
+	rejected   []*candidate
+	buf        []*member
+	multi      bool
+	fromCache  bool
+	queryHash  string
+	cacheKey   string
+	elapsed    time.Duration
+	returned   int64
+	empty      bool
+	reportKeys int64
+	reportDocs int64
+}
+
+// Plan builds the candidate plans of q over rd, runs the multi-planner
+// trial when there is more than one (or reuses the shape's cached
+// choice), and returns the executor of the winner. Errors: BadValue for a
+// hint naming no index, NoQueryExecutionPlans for a hinted partial index
+// the query cannot use, and errors of the trial run (a sort over its
+// memory limit).
+func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Executor, error) {
+	start := time.Now()
+	x := &Executor{q: q}
+	filter := q.Filter
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	x.parsed = parseFilter(filter)
+	if len(x.parsed.conjuncts()) == 0 && x.parsed.kind == kAnd {
+		x.parsed = nil
+	}
+	shape := x.shape()
+	x.queryHash = shapeHash(shape)
+	x.cacheKey = shapeHash(q.NS, shape)
+	if q.Coll == nil {
+		x.empty = true
+		return x, nil
+	}
+	e := &env{rd: rd, coll: q.Coll, filter: q.Match}
+	b := &builder{q: q, env: e, root: x.parsed, conj: x.parsed.conjuncts(), proj: parseProjection(q.Projection)}
+	for _, ix := range q.Coll.Indexes {
+		if ix.Def != nil {
+			b.ixs = append(b.ixs, newIndexInfo(ix))
+		}
+	}
+	cands, err := b.candidates()
+	if err != nil {
+		return nil, err
+	}
+	x.cands = cands
+	if len(cands) == 1 {
+		x.win = cands[0]
+	} else {
+		if !q.NoCache {
+			if id, ok := p.lookup(q.NS, q.Coll, shape); ok {
+				for _, c := range cands {
+					if c.id == id {
+						x.win, x.fromCache = c, true
+					}
+				}
+			}
+		}
+		if x.win == nil {
+			if err := x.trial(ctx, cands); err != nil {
+				return nil, err
+			}
+			if !q.NoCache {
+				p.store(q.NS, q.Coll, shape, x.win.id)
+			}
+		}
+		for _, c := range cands {
+			if c != x.win {
+				x.rejected = append(x.rejected, c)
+				if !x.multi {
+					continue
+				}
+				c.root.close()
+			}
+		}
+	}
+	x.root = x.win.root
+	x.buf = x.win.buf
+	x.elapsed = time.Since(start)
+	return x, nil
+}
+
+func (x *Executor) shape() string {
+	var b strings.Builder
+	if x.parsed != nil {
+		x.parsed.shape(&b)
+	}
+	b.WriteString("|")
+	b.Write(x.q.SortSpec)
+	b.WriteString("|")
+	b.Write(x.q.Projection)
+	b.WriteString("|")
+	if x.q.Skip > 0 {
+		b.WriteString("s")
+	}
+	if x.q.Limit > 0 {
+		b.WriteString("l")
+	}
+	return b.String()
+}
+
+// trial runs the candidates round-robin until one reaches EOF or returns
+// enough results, or all have done the maximum works, and picks the most
+// productive (mongod's MultiPlanStage and plan_ranker).
+func (x *Executor) trial(ctx context.Context, cands []*candidate) error {
+	x.multi = true
+	want := int64(trialResults)
+	if x.q.Limit > 0 && x.q.Limit < want {
+		want = x.q.Limit
+	}
+	alive := len(cands)
+	var lastErr error
+	done := false
+	for round := 0; !done && round < trialWorks && alive > 0; round++ {
+		for _, c := range cands {
+			if c.failed != nil || c.root.counters().eof {
+				continue
+			}
+			st, m, err := work(ctx, c.root)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				c.failed, lastErr = err, err
+				alive--
+				continue
+			}
+			if st == advanced {
+				c.buf = append(c.buf, m)
+				if int64(len(c.buf)) >= want {
+					done = true
+				}
+			}
+			if st == isEOF {
+				done = true
+			}
+		}
+	}
+	for _, c := range cands {
+		c.trialN = int64(len(c.buf))
+		c.trialDoc = stageDoc(c.root, true)
+		walk(c.root, func(s stage) {
+			k, d := examined(s)
+			c.trialKeys += k
+			c.trialDocs += d
+		})
+	}
+	var best *candidate
+	bestScore := -1.0
+	for _, c := range cands {
+		if c.failed != nil {
+			continue
+		}
+		if s := c.score(); s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	if best == nil {
+		return lastErr
+	}
+	x.win = best
+	return nil
+}
+
+// score is mongod's plan score: 1 + productivity (results per work) +
+// 1 when the plan reached EOF + small bonuses for needing no fetch, no
+// blocking sort and no index intersection.
+func (c *candidate) score() float64 {
+	cnt := c.root.counters()
+	works := float64(cnt.works)
+	if works == 0 {
+		works = 1
+	}
+	s := 1 + float64(cnt.advanced)/works
+	if cnt.eof {
+		s++
+	}
+	eps := 1 / (10 * works)
+	if eps > 1e-4 {
+		eps = 1e-4
+	}
+	if !c.hasFetch {
+		s += eps
+	}
+	if !c.hasSort {
+		s += eps
+	}
+	s += eps // no index intersection: the planner builds none
+	return s
+}
+
+// Next returns the next row: its record id and document. ok is false at
+// the end.
+func (x *Executor) Next(ctx context.Context) (rid int64, doc bson.Raw, ok bool, err error) {
+	if x.empty || x.root == nil {
+		return 0, nil, false, nil
+	}
+	if len(x.buf) > 0 {
+		m := x.buf[0]
+		x.buf = x.buf[1:]
+		x.returned++
+		return m.rid, m.doc, true, nil
+	}
+	for {
+		st, m, err := work(ctx, x.root)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		switch st {
+		case advanced:
+			x.returned++
+			return m.rid, m.doc, true, nil
+		case isEOF:
+			return 0, nil, false, nil
+		}
+	}
+}
+
+// Close releases the plans' iterators and spill files.
+func (x *Executor) Close() {
+	for _, c := range x.cands {
+		c.root.close()
+	}
+}
+
+// Stats are an executor's totals so far.
+type Stats struct {
+	KeysExamined, DocsExamined int64
+	HasSortStage, UsedDisk     bool
+	FromMultiPlanner           bool
+	PlanSummary                string
+	QueryHash, PlanCacheKey    string
+}
+
+// Stats returns the totals of the winning plan so far (trial included).
+func (x *Executor) Stats() Stats {
+	st := Stats{FromMultiPlanner: x.multi, QueryHash: x.queryHash, PlanCacheKey: x.cacheKey, PlanSummary: "EOF"}
+	if x.win == nil {
+		return st
+	}
+	st.PlanSummary = x.win.summary
+	walk(x.win.root, func(s stage) {
+		k, d := examined(s)
+		st.KeysExamined += k
+		st.DocsExamined += d
+		if ss, ok := s.(*sortStage); ok {
+			st.HasSortStage = true
+			st.UsedDisk = st.UsedDisk || ss.usedDisk
+		}
+	})
+	return st
+}
+
+// Delta returns the keys and documents examined since the previous call,
+// for per-operation accounting across getMore.
+func (x *Executor) Delta() (keys, docs int64) {
+	st := x.Stats()
+	keys, docs = st.KeysExamined-x.reportKeys, st.DocsExamined-x.reportDocs
+	x.reportKeys, x.reportDocs = st.KeysExamined, st.DocsExamined
+	return keys, docs
+}
+
+// IndexesUsed returns the names of the indexes the winning plan reads;
+// $indexStats counts one access for each per executed plan.
+func (x *Executor) IndexesUsed() []string {
+	if x.win == nil {
+		return nil
+	}
+	return x.win.indexes
+}
+
+func walk(s stage, fn func(stage)) {
+	fn(s)
+	for _, c := range s.children() {
+		walk(c, fn)
+	}
+}
+
+func examined(s stage) (keys, docs int64) {
+	switch t := s.(type) {
+	case *ixScan:
+		return t.keys, 0
+	case *collScan:
+		return 0, t.docs
+	case *fetch:
+		return 0, t.docs
+	case *idHack:
+		return t.keys, t.docs
+	}
+	return 0, 0
+}

@@ -1,0 +1,144 @@
+package plan
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+)
+
+// String renders an interval as mongod's Interval::toString does, in the
+// direction it is scanned: "[\"a\", \"a\"]", "(10000, inf.0]".
+func (iv interval) String() string {
+	var b strings.Builder
+	if iv.loInc {
+		b.WriteByte('[')
+	} else {
+		b.WriteByte('(')
+	}
+	formatValue(&b, iv.lo)
+	b.WriteString(", ")
+	formatValue(&b, iv.hi)
+	if iv.hiInc {
+		b.WriteByte(']')
+	} else {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// reversed returns the interval with its ends swapped, as mongod prints
+// bounds of a descending field or a backward scan.
+func (iv interval) reversed() interval {
+	return interval{lo: iv.hi, hi: iv.lo, loInc: iv.hiInc, hiInc: iv.loInc}
+}
+
+// formatDouble follows mongod's StringBuilder::appendDoubleNice: %.16g,
+// then ".0" when the result has no '.', 'E' or 'N' (so "inf.0").
+func formatDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'g', 16, 64)
+	switch s {
+	case "+Inf":
+		s = "inf"
+	case "-Inf":
+		s = "-inf"
+	case "NaN":
+		s = "nan"
+	}
+	if strings.Contains(s, "e") {
+		// %g writes two-digit exponents at least: 1e+20.
+		mant, exp, _ := strings.Cut(s, "e")
+		sign := exp[:1]
+		digits := strings.TrimLeft(exp[1:], "0")
+		for len(digits) < 2 {
+			digits = "0" + digits
+		}
+		s = mant + "e" + sign + digits
+	}
+	if !strings.ContainsAny(s, ".EN") {
+		s += ".0"
+	}
+	return s
+}
+
+func formatValue(b *strings.Builder, v bson.RawValue) {
+	switch v.Type {
+	case bson.TypeMinKey:
+		b.WriteString("MinKey")
+	case bson.TypeMaxKey:
+		b.WriteString("MaxKey")
+	case bson.TypeNull:
+		b.WriteString("null")
+	case bson.TypeUndefined:
+		b.WriteString("undefined")
+	case bson.TypeDouble:
+		b.WriteString(formatDouble(v.Double()))
+	case bson.TypeInt32:
+		b.WriteString(strconv.FormatInt(int64(v.Int32()), 10))
+	case bson.TypeInt64:
+		b.WriteString(strconv.FormatInt(v.Int64(), 10))
+	case bson.TypeDecimal128:
+		fmt.Fprintf(b, "NumberDecimal(\"%s\")", v.Decimal128().String())
+	case bson.TypeString, bson.TypeSymbol:
+		s, _ := v.StringValueOK()
+		if v.Type == bson.TypeSymbol {
+			s = v.Symbol()
+		}
+		b.WriteByte('"')
+		b.WriteString(escape(s))
+		b.WriteByte('"')
+	case bson.TypeBoolean:
+		b.WriteString(strconv.FormatBool(v.Boolean()))
+	case bson.TypeDateTime:
+		fmt.Fprintf(b, "new Date(%d)", v.DateTime())
+	case bson.TypeObjectID:
+		fmt.Fprintf(b, "ObjectId('%s')", v.ObjectID().Hex())
+	case bson.TypeRegex:
+		p, o := v.Regex()
+		fmt.Fprintf(b, "/%s/%s", p, o)
+	case bson.TypeTimestamp:
+		t, i := v.Timestamp()
+		fmt.Fprintf(b, "Timestamp(%d, %d)", t, i)
+	case bson.TypeBinary:
+		st, data := v.Binary()
+		fmt.Fprintf(b, "BinData(%d, %s)", st, strings.ToUpper(hex.EncodeToString(data)))
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		open, closeCh := "{", "}"
+		if v.Type == bson.TypeArray {
+			open, closeCh = "[", "]"
+		}
+		n := 0
+		bsonkit.ForEach(v.Value, func(k string, e bson.RawValue) bool {
+			if n == 0 {
+				b.WriteString(open + " ")
+			} else {
+				b.WriteString(", ")
+			}
+			n++
+			if v.Type == bson.TypeEmbeddedDocument {
+				b.WriteString(k + ": ")
+			}
+			formatValue(b, e)
+			return true
+		})
+		if n == 0 {
+			b.WriteString(open + closeCh)
+		} else {
+			b.WriteString(" " + closeCh)
+		}
+	default:
+		b.WriteString(v.String())
+	}
+}
+
+func escape(s string) string {
+	if !strings.ContainsAny(s, "\"\\\n\r\t") {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+	return r.Replace(s)
+}

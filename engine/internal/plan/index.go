@@ -1,0 +1,216 @@
+package plan
+
+import (
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/index"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+// indexInfo is the planner's view of one index.
+type indexInfo struct {
+	st       *storage.Index
+	spec     index.Spec
+	paths    []string
+	desc     []bool
+	mk       [][]int // multikey path components per field
+	multikey bool
+	partial  *expr
+}
+
+func newIndexInfo(st *storage.Index) *indexInfo {
+	sp := st.Def.Spec()
+	ix := &indexInfo{st: st, spec: sp}
+	for i, f := range sp.Fields {
+		ix.paths = append(ix.paths, f.Path)
+		ix.desc = append(ix.desc, f.Desc)
+		var comps []int
+		if i < len(st.Multikey.Paths) {
+			comps = st.Multikey.Paths[i]
+		}
+		ix.mk = append(ix.mk, comps)
+		if len(comps) > 0 {
+			ix.multikey = true
+		}
+	}
+	if sp.PartialFilterExpression != nil {
+		ix.partial = parseFilter(sp.PartialFilterExpression)
+	}
+	return ix
+}
+
+// usable reports whether the planner may consider the index at all.
+func (ix *indexInfo) usable() bool {
+	return !ix.spec.IsWildcard() && len(ix.paths) > 0
+}
+
+// fieldOf returns the position of path in the key pattern, or -1.
+func (ix *indexInfo) fieldOf(path string) int {
+	for i, p := range ix.paths {
+		if p == path {
+			return i
+		}
+	}
+	return -1
+}
+
+// multiKeyPaths renders mongod's multiKeyPaths explain field: for each
+// field, the dotted prefixes that are arrays.
+func (ix *indexInfo) multiKeyPaths() bson.D {
+	var d bson.D
+	for i, p := range ix.paths {
+		parts := strings.Split(p, ".")
+		arr := bson.A{}
+		for _, c := range ix.mk[i] {
+			if c < len(parts) {
+				arr = append(arr, strings.Join(parts[:c+1], "."))
+			}
+		}
+		d = append(d, bson.E{Key: p, Value: arr})
+	}
+	return d
+}
+
+// keyPatternString renders the key pattern as planSummary shows it:
+// "{ a: 1, b: -1 }".
+func (ix *indexInfo) keyPatternString() string {
+	var b strings.Builder
+	formatValue(&b, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: ix.spec.Key})
+	return b.String()
+}
+
+// components returns the number of dotted components of p.
+func components(p string) int { return strings.Count(p, ".") + 1 }
+
+// sharedComponents returns how many leading path components a and b share.
+func sharedComponents(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(pa) && n < len(pb) && pa[n] == pb[n] {
+		n++
+	}
+	return n
+}
+
+// sameElem reports whether two predicates sit under one $elemMatch whose
+// path covers path component c (so both constrain the same array element).
+func sameElem(a, b *expr, c int) bool {
+	return a.group != 0 && a.group == b.group && components(a.groupPath) > c
+}
+
+// compatible reports whether predicate p on field f may join the bounds
+// already assigned (mongod's multikey rules, I2).
+func (ix *indexInfo) compatible(assigned [][]*expr, f int, p *expr) bool {
+	for _, c := range ix.mk[f] {
+		for _, q := range assigned[f] {
+			if !sameElem(p, q, c) {
+				return false
+			}
+		}
+	}
+	for g := 0; g < f; g++ {
+		if len(assigned[g]) == 0 {
+			continue
+		}
+		shared := sharedComponents(ix.paths[g], ix.paths[f])
+		for _, c := range ix.mk[f] {
+			if c >= shared {
+				continue
+			}
+			for _, q := range assigned[g] {
+				if !sameElem(p, q, c) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// matchesMissing reports whether a predicate can match a document lacking
+// the field (a sparse index cannot answer it).
+func matchesMissing(p *expr) bool {
+	switch p.kind {
+	case kEq:
+		return p.val.Type == bson.TypeNull
+	case kLte, kGte:
+		return p.val.Type == bson.TypeNull
+	case kIn:
+		for _, v := range p.vals {
+			if v.Type == bson.TypeNull {
+				return true
+			}
+		}
+		return false
+	case kNot:
+		return !matchesMissing(p.children[0])
+	}
+	return false
+}
+
+// assignment is the outcome of fitting a conjunction to one index.
+type assignment struct {
+	bounds   []oil
+	assigned [][]*expr
+	tight    map[*expr]tightness
+}
+
+// assign fits the predicates preds (a conjunction, $elemMatch leaves
+// included) to ix's fields in key order.
+func (ix *indexInfo) assign(preds []*expr) *assignment {
+	a := &assignment{assigned: make([][]*expr, len(ix.paths)), tight: map[*expr]tightness{}}
+	for f, path := range ix.paths {
+		for _, p := range preds {
+			if p.path != path || !indexable(p) {
+				continue
+			}
+			if ix.spec.Sparse && matchesMissing(p) {
+				continue
+			}
+			if !ix.compatible(a.assigned, f, p) {
+				continue
+			}
+			a.assigned[f] = append(a.assigned[f], p)
+		}
+	}
+	for f := range ix.paths {
+		o := oil{allValues}
+		for _, p := range a.assigned[f] {
+			po, t := translate(p, len(ix.mk[f]) > 0, ix.spec.Sparse, len(ix.paths) > 1)
+			o = intersect(o, po)
+			a.tight[p] = t
+		}
+		a.bounds = append(a.bounds, o)
+	}
+	return a
+}
+
+// indexablePreds returns the leaves of a conjunction that may bound an
+// index: top-level leaves, and the leaves inside $elemMatch objects.
+func indexablePreds(conj []*expr) []*expr {
+	var out []*expr
+	var walk func(e *expr)
+	walk = func(e *expr) {
+		switch e.kind {
+		case kAnd:
+			for _, c := range e.children {
+				walk(c)
+			}
+		case kElemObj:
+			for _, c := range e.children {
+				walk(c)
+			}
+		case kOr, kNor, kOther:
+		default:
+			if e.path != "" {
+				out = append(out, e)
+			}
+		}
+	}
+	for _, c := range conj {
+		walk(c)
+	}
+	return out
+}

@@ -1,0 +1,386 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"pgregory.net/rapid"
+
+	"github.com/formworkdb/formwork/engine"
+	"github.com/formworkdb/formwork/internal/testenv"
+)
+
+// genValue draws a value of mixed type: numbers of every type at shared
+// values, strings, null, arrays, nested documents.
+func genValue(t *rapid.T, depth int) any {
+	k := rapid.IntRange(0, 9).Draw(t, "kind")
+	if depth > 1 && k >= 7 {
+		k = 0
+	}
+	n := rapid.IntRange(-2, 4).Draw(t, "n")
+	switch k {
+	case 0:
+		return int32(n)
+	case 1:
+		return int64(n)
+	case 2:
+		return float64(n) + []float64{0, 0.5}[rapid.IntRange(0, 1).Draw(t, "frac")]
+	case 3:
+		return []string{"", "a", "ab", "abc", "b", "B"}[rapid.IntRange(0, 5).Draw(t, "s")]
+	case 4:
+		return nil
+	case 5:
+		return math.Inf(1)
+	case 6:
+		return true
+	case 7, 8:
+		m := rapid.IntRange(0, 3).Draw(t, "len")
+		arr := bson.A{}
+		for i := 0; i < m; i++ {
+			if depth == 0 && rapid.Bool().Draw(t, "objelem") {
+				arr = append(arr, bson.D{{Key: "x", Value: genValue(t, depth+1)}})
+			} else {
+				arr = append(arr, genValue(t, depth+1))
+			}
+		}
+		return arr
+	}
+	return bson.D{{Key: "x", Value: genValue(t, depth+1)}}
+}
+
+func genDoc(t *rapid.T, id int) bson.D {
+	d := bson.D{{Key: "_id", Value: id}}
+	for _, f := range []string{"a", "b"} {
+		if rapid.IntRange(0, 5).Draw(t, "has"+f) > 0 {
+			d = append(d, bson.E{Key: f, Value: genValue(t, 0)})
+		}
+	}
+	if rapid.Bool().Draw(t, "hasc") {
+		d = append(d, bson.E{Key: "c", Value: bson.D{{Key: "x", Value: genValue(t, 1)}}})
+	}
+	return d
+}
+
+var propIndexes = []bson.D{
+	{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a1"}},
+	{{Key: "key", Value: bson.D{{Key: "a", Value: -1}}}, {Key: "name", Value: "a-1"}},
+	{{Key: "key", Value: bson.D{{Key: "a", Value: 1}, {Key: "b", Value: 1}}}, {Key: "name", Value: "a1b1"}},
+	{{Key: "key", Value: bson.D{{Key: "b", Value: 1}, {Key: "a", Value: -1}}}, {Key: "name", Value: "b1a-1"}},
+	{{Key: "key", Value: bson.D{{Key: "c.x", Value: 1}}}, {Key: "name", Value: "cx1"}},
+	{{Key: "key", Value: bson.D{{Key: "a.x", Value: 1}, {Key: "b", Value: 1}}}, {Key: "name", Value: "ax1b1"}},
+	{{Key: "key", Value: bson.D{{Key: "b", Value: 1}}}, {Key: "name", Value: "b1sparse"}, {Key: "sparse", Value: true}},
+	{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a1partial"}, {Key: "partialFilterExpression", Value: bson.D{{Key: "b", Value: bson.D{{Key: "$gt", Value: 0}}}}}},
+}
+
+func genPred(t *rapid.T) bson.E {
+	path := []string{"a", "b", "c.x", "a.x"}[rapid.IntRange(0, 3).Draw(t, "path")]
+	v := genValue(t, 1)
+	switch rapid.IntRange(0, 12).Draw(t, "op") {
+	case 0:
+		return bson.E{Key: path, Value: v}
+	case 1, 2, 3, 4:
+		op := []string{"$gt", "$gte", "$lt", "$lte"}[rapid.IntRange(0, 3).Draw(t, "cmp")]
+		return bson.E{Key: path, Value: bson.D{{Key: op, Value: v}}}
+	case 5:
+		return bson.E{Key: path, Value: bson.D{{Key: "$in", Value: bson.A{v, genValue(t, 1)}}}}
+	case 6:
+		return bson.E{Key: path, Value: bson.D{{Key: "$ne", Value: v}}}
+	case 7:
+		return bson.E{Key: path, Value: bson.D{{Key: "$nin", Value: bson.A{v}}}}
+	case 8:
+		return bson.E{Key: path, Value: bson.D{{Key: "$exists", Value: rapid.Bool().Draw(t, "ex")}}}
+	case 9:
+		return bson.E{Key: path, Value: bson.Regex{Pattern: []string{"^a", "^ab", "b", "^A"}[rapid.IntRange(0, 3).Draw(t, "re")]}}
+	case 10:
+		return bson.E{Key: path, Value: bson.D{{Key: "$gt", Value: v}, {Key: "$lt", Value: genValue(t, 1)}}}
+	case 11:
+		return bson.E{Key: "a", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "x", Value: v}}}}}
+	}
+	return bson.E{Key: path, Value: bson.D{{Key: "$type", Value: []string{"string", "number", "array", "null"}[rapid.IntRange(0, 3).Draw(t, "ty")]}}}
+}
+
+func genFilter(t *rapid.T) bson.D {
+	var f bson.D
+	n := rapid.IntRange(0, 3).Draw(t, "npred")
+	for i := 0; i < n; i++ {
+		f = append(f, genPred(t))
+	}
+	if rapid.IntRange(0, 4).Draw(t, "or") == 0 {
+		f = append(f, bson.E{Key: "$or", Value: bson.A{bson.D{genPred(t)}, bson.D{genPred(t)}}})
+	}
+	if f == nil {
+		f = bson.D{}
+	}
+	return f
+}
+
+func planIDs(t *rapid.T, ctx context.Context, c *mongo.Collection, filter, sort bson.D, hint any) ([]any, error) {
+	opts := options.Find().SetHint(hint)
+	if sort != nil {
+		opts.SetSort(sort)
+	}
+	cur, err := c.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, err
+	}
+	var docs []bson.D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]any, len(docs))
+	for i, d := range docs {
+		out[i] = d[0].Value
+	}
+	return out, nil
+}
+
+// TestPlanEquivalence checks, for random documents, indexes, filters and
+// sorts, that every candidate index plan (forced with hint) returns the
+// documents a collection scan returns, in the same order when sorted.
+func TestPlanEquivalence(t *testing.T) {
+	_, db := newDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	iter := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		iter++
+		c := db.Collection(fmt.Sprintf("p%d", iter))
+		n := rapid.IntRange(0, 25).Draw(rt, "ndocs")
+		var docs []any
+		for i := 0; i < n; i++ {
+			docs = append(docs, genDoc(rt, i))
+		}
+		if n > 0 {
+			if _, err := c.InsertMany(ctx, docs); err != nil {
+				rt.Fatalf("insert: %v", err)
+			}
+		} else if err := db.CreateCollection(ctx, c.Name()); err != nil {
+			rt.Fatal(err)
+		}
+		var specs bson.A
+		var hints []string
+		for i, ix := range propIndexes {
+			if rapid.Bool().Draw(rt, fmt.Sprintf("ix%d", i)) {
+				specs = append(specs, ix)
+				if i < 6 || i == 7 {
+					hints = append(hints, ix[1].Value.(string))
+				}
+			}
+		}
+		if len(specs) > 0 {
+			err := db.RunCommand(ctx, bson.D{{Key: "createIndexes", Value: c.Name()}, {Key: "indexes", Value: specs}}).Err()
+			var ce mongo.CommandError
+			if errors.As(err, &ce) && ce.Code == 171 {
+				rt.Skip("parallel arrays")
+			}
+			if err != nil {
+				rt.Fatalf("createIndexes: %v", err)
+			}
+		}
+		filter := genFilter(rt)
+		var sort bson.D
+		if rapid.Bool().Draw(rt, "sorted") {
+			f := []string{"a", "b", "c.x"}[rapid.IntRange(0, 2).Draw(rt, "sortf")]
+			sort = bson.D{{Key: f, Value: []int{1, -1}[rapid.IntRange(0, 1).Draw(rt, "sortd")]}, {Key: "_id", Value: 1}}
+		}
+		want, err := planIDs(rt, ctx, c, filter, sort, bson.D{{Key: "$natural", Value: 1}})
+		if err != nil {
+			var ce mongo.CommandError
+			if errors.As(err, &ce) && (ce.Code == 2 || ce.Code == 51091) {
+				rt.Skip("invalid query")
+			}
+			rt.Fatalf("collscan %v: %v", filter, err)
+		}
+		if sort == nil {
+			slices.SortFunc(want, cmpID)
+		}
+		for _, h := range append(hints, "") {
+			var hint any = h
+			if h == "" {
+				hint = nil
+			}
+			got, err := planIDs(rt, ctx, c, filter, sort, hint)
+			if err != nil {
+				var ce mongo.CommandError
+				if errors.As(err, &ce) && ce.Code == 291 {
+					continue // a partial index the query cannot use
+				}
+				rt.Fatalf("hint %q filter %v: %v", h, filter, err)
+			}
+			if sort == nil {
+				slices.SortFunc(got, cmpID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				rt.Fatalf("hint %q filter %v sort %v:\n got %v\nwant %v", h, filter, sort, got, want)
+			}
+		}
+	})
+}
+
+func cmpID(a, b any) int {
+	return int(a.(int32)) - int(b.(int32))
+}
+
+// BenchmarkPointFind measures an indexed point lookup against the same
+// lookup by collection scan as the collection grows.
+func BenchmarkPointFind(b *testing.B) {
+	for _, size := range []int{10000, 100000} {
+		_, client := newBenchDB(b)
+		db := client.Database("bench")
+		ctx := context.Background()
+		c := db.Collection("c")
+		batch := make([]any, 0, 1000)
+		for i := 0; i < size; i++ {
+			batch = append(batch, bson.D{{Key: "_id", Value: i}, {Key: "k", Value: i}, {Key: "u", Value: i}})
+			if len(batch) == cap(batch) {
+				if _, err := c.InsertMany(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		if err := db.RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{
+			bson.D{{Key: "key", Value: bson.D{{Key: "k", Value: 1}}}, {Key: "name", Value: "k_1"}}}}}).Err(); err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []string{"indexed", "collscan"} {
+			field := "k"
+			if mode == "collscan" {
+				field = "u"
+			}
+			b.Run(fmt.Sprintf("docs=%d/%s", size, mode), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					var d bson.D
+					if err := c.FindOne(ctx, bson.D{{Key: field, Value: (i * 7919) % size}}).Decode(&d); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "finds/s")
+			})
+		}
+	}
+}
+
+func newBenchDB(b *testing.B) (any, *mongo.Client) {
+	b.Helper()
+	db, client := testenv.Engine(b, engine.Options{})
+	return db, client
+}
+
+// TestBlockingSortMemoryLimit checks error 292 without allowDiskUse and a
+// spilling external sort otherwise.
+func TestBlockingSortMemoryLimit(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	var docs []any
+	for i := 0; i < 300; i++ {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "k", Value: (i * 37) % 300}, {Key: "pad", Value: fmt.Sprintf("%0200d", i)}})
+	}
+	if _, err := db.Collection("s").InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	admin := db.Client().Database("admin")
+	if err := admin.RunCommand(ctx, bson.D{{Key: "setParameter", Value: 1}, {Key: "internalQueryMaxBlockingSortMemoryUsageBytes", Value: 10000}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "s"}, {Key: "sort", Value: bson.D{{Key: "k", Value: 1}}}, {Key: "allowDiskUse", Value: false}}).Err()
+	wantCode(t, err, 292, "QueryExceededMemoryLimitNoDiskUseAllowed")
+	cur, err := db.Collection("s").Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "k", Value: -1}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bson.D
+	if err := cur.All(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 300 {
+		t.Fatalf("spilled sort returned %d documents", len(got))
+	}
+	for i, d := range got {
+		if d[1].Value.(int32) != int32(299-i) {
+			t.Fatalf("position %d holds k=%v", i, d[1].Value)
+		}
+	}
+	var ex bson.D
+	if err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "s"}, {Key: "sort", Value: bson.D{{Key: "k", Value: 1}}}}}}).Decode(&ex); err != nil {
+		t.Fatal(err)
+	}
+	if u := lookup(ex, "executionStats", "executionStages", "usedDisk"); u != true {
+		t.Errorf("explain usedDisk = %v", u)
+	}
+	// A top-k sort keeps only limit rows, within the limit.
+	if err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "s"}, {Key: "sort", Value: bson.D{{Key: "k", Value: 1}}}, {Key: "limit", Value: 3}, {Key: "allowDiskUse", Value: false}}).Err(); err != nil {
+		t.Errorf("top-k sort: %v", err)
+	}
+}
+
+// TestProfilerAndIndexStats checks system.profile entries and
+// $indexStats access counts.
+func TestProfilerAndIndexStats(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("pr")
+	if _, err := c.InsertMany(ctx, []any{bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}, bson.D{{Key: "_id", Value: 2}, {Key: "a", Value: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	createIndex(t, db, "pr", bson.D{{Key: "a", Value: 1}})
+	var res bson.D
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 2}}).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if lookup(res, "was") != int32(0) {
+		t.Fatalf("profile reply %v", res)
+	}
+	if err := c.FindOne(ctx, bson.D{{Key: "a", Value: 2}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 0}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := db.Collection("system.profile").Find(ctx, bson.D{{Key: "op", Value: "query"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []bson.D
+	if err := cur.All(ctx, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("profile entries = %v", entries)
+	}
+	if s := lookup(entries[0], "planSummary"); s != "IXSCAN { a: 1 }" {
+		t.Errorf("planSummary = %v", s)
+	}
+	if k, d := lookup(entries[0], "keysExamined"), lookup(entries[0], "docsExamined"); k != int64(1) || d != int64(1) {
+		t.Errorf("examined = %v keys, %v docs", k, d)
+	}
+	if s := lookup(entries[1], "planSummary"); s != "IDHACK" {
+		t.Errorf("planSummary = %v", s)
+	}
+	cur, err = c.Aggregate(ctx, mongo.Pipeline{{{Key: "$indexStats", Value: bson.D{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats []bson.D
+	if err := cur.All(ctx, &stats); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]any{}
+	for _, s := range stats {
+		ops[lookup(s, "name").(string)] = lookup(s, "accesses", "ops")
+	}
+	if ops["a_1"] != int64(1) || ops["_id_"] != int64(1) {
+		t.Errorf("$indexStats ops = %v", ops)
+	}
+}
