@@ -64,7 +64,7 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 	if err := q.checkHint(); err != nil {
 		return nil, err
 	}
-	snap := r.Env.Store.Snapshot()
+	snap := r.snapshot(q)
 	defer snap.Close()
 	rows, err := q.rows(ctx, snap)
 	if err != nil {
@@ -144,7 +144,7 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 	if err := q.checkHint(); err != nil {
 		return nil, err
 	}
-	snap := r.Env.Store.Snapshot()
+	snap := r.snapshot(q)
 	defer snap.Close()
 	rows, err := q.rows(ctx, snap)
 	if err != nil {

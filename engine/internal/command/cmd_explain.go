@@ -238,9 +238,9 @@ func explainWrite(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es 
 		}
 	}
 	op := &opState{env: r.Env, explain: &explainCapture{}}
-	pq := q.planQuery(withOp(ctx, op))
-	snap := r.Env.Store.Snapshot()
+	snap := r.snapshot(q)
 	defer snap.Close()
+	pq := q.planQuery(withOp(ctx, op))
 	x, err := r.Env.ext().planner.Plan(ctx, snap, pq)
 	if err != nil {
 		return nil, nil, err

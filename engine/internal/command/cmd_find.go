@@ -8,6 +8,7 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/projection"
+	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
 func init() {
@@ -130,7 +131,7 @@ func executorError(op string, err error) error {
 }
 
 func (r *Request) findSource(ctx context.Context, q *query, proj *projection.Projection) (source, error) {
-	snap := r.Env.Store.Snapshot()
+	snap := r.snapshot(q)
 	rows, err := q.rows(ctx, snap)
 	if err != nil {
 		snap.Close()
@@ -146,4 +147,17 @@ func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *proje
 	}
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, nil)
 	return cursorReply(c.ID, ns, "firstBatch", nil), nil
+}
+
+// snapshot takes a storage snapshot and then refreshes q's collection
+// definition from the catalog, in that order (storage I6), so that the
+// planner sees every multikey path of the data it reads.
+func (r *Request) snapshot(q *query) *storage.Snapshot {
+	snap := r.Env.Store.Snapshot()
+	if q.coll != nil {
+		if c := r.Env.Store.Collection(q.coll.NS); c != nil && c.ID == q.coll.ID {
+			q.coll = c
+		}
+	}
+	return snap
 }

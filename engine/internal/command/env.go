@@ -43,6 +43,7 @@ type Env struct {
 	clock       logicalClock
 	params      *parameters
 	ttl         ttlStats
+	x           *envExt // planner, profiler and index usage state
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
@@ -71,6 +72,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		log:      log,
 		started:  time.Now(),
 		params:   newParameters(),
+		x:        newEnvExt(),
 		opCounts: map[string]int64{},
 	}
 }

@@ -12,8 +12,7 @@ import (
 )
 
 // envExt holds the query-side state of an Env: the planner and its plan
-// cache, profiler settings and index usage counters. It lives beside Env
-// (keyed by it) so that env.go stays the lead's.
+// cache, profiler settings and index usage counters.
 type envExt struct {
 	planner *plan.Planner
 
@@ -32,22 +31,18 @@ type indexUse struct {
 	id    uint32
 }
 
-var exts sync.Map // *Env → *envExt
-
-func (e *Env) ext() *envExt {
-	if v, ok := exts.Load(e); ok {
-		return v.(*envExt)
-	}
-	v, _ := exts.LoadOrStore(e, &envExt{
+func newEnvExt() *envExt {
+	return &envExt{
 		planner:  plan.NewPlanner(),
 		profile:  map[string]profileSettings{},
 		slowMS:   100,
 		rate:     1,
 		profSize: map[string]int64{},
 		ixStats:  map[string]map[string]*indexUse{},
-	})
-	return v.(*envExt)
+	}
 }
+
+func (e *Env) ext() *envExt { return e.x }
 
 // noteIndexUse counts one executed plan reading each named index of c.
 func (x *envExt) noteIndexUse(c *storage.Collection, names []string) {

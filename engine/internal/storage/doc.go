@@ -21,6 +21,11 @@
 //	    reused while the process runs; their order is $natural order.
 //	I5. Readers work on a Snapshot: a fixed point in time that later writes
 //	    do not change, which is what cursors need across getMore.
+//	I6. A new multikey path is published in the catalog before the batch
+//	    that needs it commits, and readers take their snapshot before they
+//	    read the catalog, so a plan never treats an index as non-multikey
+//	    for data that is multikey. (Other catalog changes publish after
+//	    the commit: a new index is never visible before its entries.)
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

@@ -39,6 +39,9 @@ type Writer struct {
 	s       *Store
 	b       *pebble.Batch
 	pending map[string]*Collection // ns → new definition, nil when dropped
+	// early marks pending entries that only add multikey paths: they are
+	// published before the batch commits (I6).
+	early map[string]bool
 }
 
 // Write runs fn with a Writer while holding the store's write lock, then
@@ -53,10 +56,19 @@ func (s *Store) Write(fn func(w *Writer) error) error {
 	if closed {
 		return ErrClosed
 	}
-	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}}
+	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
 	defer w.b.Close()
 	if err := fn(w); err != nil {
 		return err
+	}
+	if len(w.early) > 0 {
+		s.cmu.Lock()
+		for ns := range w.early {
+			if c := w.pending[ns]; c != nil {
+				s.colls[ns] = c
+			}
+		}
+		s.cmu.Unlock()
 	}
 	if !w.b.Empty() {
 		opt := pebble.NoSync
@@ -307,6 +319,9 @@ func (w *Writer) noteMultikey(c *Collection, mks []index.Multikey) error {
 	}
 	if next == nil {
 		return nil
+	}
+	if _, structural := w.pending[c.NS]; !structural {
+		w.early[c.NS] = true
 	}
 	return w.putCatalog(next)
 }
