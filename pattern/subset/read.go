@@ -1,0 +1,94 @@
+package subset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Recent returns the embedded copies of parent's newest children, newest
+// first: the product page's one read. It wraps ErrParentNotFound. The
+// returned documents are owned by the caller.
+func (w *Window) Recent(ctx context.Context, parent any) ([]bson.Raw, error) {
+	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
+		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, fmt.Errorf("subset: recent: %w: _id %v", ErrParentNotFound, parent)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subset: recent: %w", err)
+	}
+	arr, ok := doc.Lookup(w.cfg.Array).ArrayOK()
+	if !ok {
+		return nil, nil
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, fmt.Errorf("subset: recent: %w", err)
+	}
+	out := make([]bson.Raw, 0, len(vals))
+	for _, v := range vals {
+		if d, ok := v.DocumentOK(); ok {
+			out = append(out, append(bson.Raw(nil), d...))
+		}
+	}
+	return out, nil
+}
+
+// Cursor is the position after which a page starts: the Time and _id of
+// the last child of the previous page. The zero Cursor starts at the
+// newest child.
+type Cursor struct {
+	Time bson.RawValue
+	ID   bson.RawValue
+}
+
+// Page is one page of a parent's children, newest first.
+type Page struct {
+	// Children are the full child documents of this page.
+	Children []bson.Raw
+	// Next starts the following page; nil on the last page.
+	Next *Cursor
+}
+
+// Page returns up to limit children of parent that come after the cursor
+// in (Time desc, _id desc) order: keyset pagination over the
+// {Parent, Time, _id} index, so that every page costs limit index entries
+// whatever its depth, and children sharing a Time are neither repeated
+// nor skipped. limit must be positive.
+func (w *Window) Page(ctx context.Context, parent any, after Cursor, limit int) (Page, error) {
+	if limit <= 0 {
+		return Page{}, fmt.Errorf("subset: page: limit %d must be positive", limit)
+	}
+	filter := bson.D{{Key: w.cfg.Parent, Value: parent}}
+	if after.ID.Type != 0 {
+		filter = append(filter,
+			bson.E{Key: w.cfg.Time, Value: bson.D{{Key: "$lte", Value: after.Time}}},
+			bson.E{Key: "$nor", Value: bson.A{bson.D{
+				{Key: w.cfg.Time, Value: after.Time},
+				{Key: "_id", Value: bson.D{{Key: "$gte", Value: after.ID}}},
+			}}})
+	}
+	cur, err := w.children.Find(ctx, filter, options.Find().SetSort(w.order()).SetLimit(int64(limit)+1))
+	if err != nil {
+		return Page{}, fmt.Errorf("subset: page: %w", err)
+	}
+	defer cur.Close(ctx)
+	var p Page
+	for cur.Next(ctx) {
+		if len(p.Children) == limit {
+			last := p.Children[limit-1]
+			p.Next = &Cursor{Time: last.Lookup(w.cfg.Time), ID: last.Lookup("_id")}
+			break
+		}
+		p.Children = append(p.Children, append(bson.Raw(nil), cur.Current...))
+	}
+	if err := cur.Err(); err != nil {
+		return Page{}, fmt.Errorf("subset: page: %w", err)
+	}
+	return p, nil
+}

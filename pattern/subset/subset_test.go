@@ -1,0 +1,494 @@
+package subset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/internal/testenv"
+)
+
+const size = 5
+
+func reviewConfig() Config {
+	return Config{Parent: "productId", Time: "at", Array: "recentReviews", Size: size}
+}
+
+type fixture struct {
+	db       *mongo.Database
+	products *mongo.Collection
+	reviews  *mongo.Collection
+	w        *Window
+}
+
+func newFixture(t *testing.T, cfg Config) *fixture {
+	t.Helper()
+	db := testenv.Database(t)
+	f := &fixture{db: db, products: db.Collection("products"), reviews: db.Collection("reviews")}
+	w, err := New(f.products, f.reviews, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EnsureIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.w = w
+	return f
+}
+
+func (f *fixture) product(t *testing.T, id string) {
+	t.Helper()
+	if _, err := f.products.InsertOne(context.Background(), bson.D{{Key: "_id", Value: id}, {Key: "name", Value: "widget " + id}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var t0 = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+
+// add adds review number n of product p at t0+n hours.
+func (f *fixture) add(t *testing.T, p string, n int) string {
+	t.Helper()
+	id := fmt.Sprintf("%s-r%02d", p, n)
+	_, err := f.w.Add(context.Background(), bson.D{{Key: "_id", Value: id}, {Key: "productId", Value: p},
+		{Key: "at", Value: t0.Add(time.Duration(n) * time.Hour)}, {Key: "stars", Value: int32(n%5 + 1)},
+		{Key: "text", Value: fmt.Sprintf("review %d", n)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// stored returns the product's array as stored.
+func (f *fixture) stored(t *testing.T, p string) []bson.Raw {
+	t.Helper()
+	doc, err := f.products.FindOne(context.Background(), bson.D{{Key: "_id", Value: p}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr, ok := doc.Lookup("recentReviews").ArrayOK()
+	if !ok {
+		return nil
+	}
+	vals, _ := arr.Values()
+	var out []bson.Raw
+	for _, v := range vals {
+		out = append(out, v.Document())
+	}
+	return out
+}
+
+func ids(docs []bson.Raw) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Lookup("_id").StringValue())
+	}
+	return out
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := reviewConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"no parent", func(c *Config) { c.Parent = "" }, "Parent"},
+		{"dotted time", func(c *Config) { c.Time = "a.b" }, "Time"},
+		{"id array", func(c *Config) { c.Array = "_id" }, "Array"},
+		{"same", func(c *Config) { c.Time = c.Parent }, "same field"},
+		{"zero size", func(c *Config) { c.Size = 0 }, "Size"},
+		{"negative size", func(c *Config) { c.Size = -5 }, "Size"},
+		{"field parent", func(c *Config) { c.Fields = []string{"productId"} }, "Fields"},
+		{"field twice", func(c *Config) { c.Fields = []string{"a", "a"} }, "Fields"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := reviewConfig()
+			tc.change(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want an error about %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWindowAddKeepsNewest(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	order := []int{3, 6, 0, 5, 1, 4, 2}
+	for _, n := range order {
+		f.add(t, "p1", n)
+	}
+	got := f.stored(t, "p1")
+	want := []string{"p1-r06", "p1-r05", "p1-r04", "p1-r03", "p1-r02"}
+	if !slices.Equal(ids(got), want) {
+		t.Fatalf("stored subset %v, want the 5 newest newest-first %v", ids(got), want)
+	}
+	for _, d := range got {
+		if _, err := d.LookupErr("productId"); err == nil {
+			t.Fatalf("copy %v carries the parent link", d)
+		}
+		keys := []string{}
+		els, _ := d.Elements()
+		for _, e := range els {
+			keys = append(keys, e.Key())
+		}
+		if !slices.Equal(keys, []string{"_id", "at", "stars", "text"}) {
+			t.Fatalf("copy fields %v", keys)
+		}
+	}
+	if n, _ := f.reviews.CountDocuments(ctx, bson.D{}); n != 7 {
+		t.Fatalf("%d reviews stored, want all 7", n)
+	}
+	recent, err := f.w.Recent(ctx, "p1")
+	if err != nil || !slices.Equal(ids(recent), want) {
+		t.Fatalf("Recent = %v, %v", ids(recent), err)
+	}
+
+	// A generated _id goes first in the child.
+	id, err := f.w.Add(ctx, bson.D{{Key: "productId", Value: "p1"}, {Key: "at", Value: t0.Add(100 * time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := f.reviews.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	if child.Index(0).Key() != "_id" || f.stored(t, "p1")[0].Lookup("_id").ObjectID() != id.(bson.ObjectID) {
+		t.Fatalf("generated _id: child %v, subset %v", child, f.stored(t, "p1")[0])
+	}
+	if _, err := f.w.Add(ctx, bson.D{{Key: "productId", Value: "p1"}}); err == nil {
+		t.Fatal("Add without a time succeeded")
+	}
+}
+
+// TestPushSliceSignRule pins the server behaviour the pattern depends on.
+func TestPushSliceSignRule(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.Database(t)
+	c := db.Collection("p")
+	push := func(id int, slice int, each bool) error {
+		mods := bson.D{{Key: "$sort", Value: bson.D{{Key: "at", Value: -1}}}, {Key: "$slice", Value: slice}}
+		if each {
+			mods = append(bson.D{{Key: "$each", Value: bson.A{}}}, mods...)
+		}
+		_, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$push", Value: bson.D{{Key: "a", Value: mods}}}})
+		return err
+	}
+	for id, slice := range map[int]int{1: 5, 2: -5} {
+		arr := bson.A{}
+		for _, at := range []int32{3, 6, 0, 5, 1, 4, 2} {
+			arr = append(arr, bson.D{{Key: "at", Value: at}})
+		}
+		c.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "a", Value: arr}})
+		if err := push(id, slice, true); err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+		vals, _ := doc.Lookup("a").Array().Values()
+		var got []int32
+		for _, v := range vals {
+			got = append(got, v.Document().Lookup("at").Int32())
+		}
+		want := map[int][]int32{1: {6, 5, 4, 3, 2}, 2: {4, 3, 2, 1, 0}}[id]
+		if !slices.Equal(got, want) {
+			t.Errorf("$sort {at:-1} $slice %d kept %v, want %v", slice, got, want)
+		}
+	}
+	// Without $each, MongoDB 5.0+ pushes {$sort, $slice} as a plain
+	// document (nested $-prefixed names are storable), which is why the
+	// package always writes the $each form.
+}
+
+func TestWindowAddUnknownParent(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	_, err := f.w.Add(ctx, bson.D{{Key: "_id", Value: "r"}, {Key: "productId", Value: "nope"}, {Key: "at", Value: t0}})
+	if !errors.Is(err, ErrParentNotFound) {
+		t.Fatalf("Add = %v, want ErrParentNotFound", err)
+	}
+	if n, _ := f.reviews.CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatal("the orphan child stayed in the child collection")
+	}
+}
+
+func TestWindowEdit(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	for n := range 7 {
+		f.add(t, "p1", n)
+	}
+	// In the subset: copy edited in place.
+	if err := f.w.Edit(ctx, "p1-r05", bson.D{{Key: "text", Value: "edited"}, {Key: "stars", Value: int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stored(t, "p1")
+	if got[1].Lookup("text").StringValue() != "edited" || got[1].Lookup("stars").Int32() != 1 {
+		t.Fatalf("copy after edit: %v", got[1])
+	}
+	// Not in the subset: parent untouched.
+	before, _ := f.products.FindOne(ctx, bson.D{{Key: "_id", Value: "p1"}}).Raw()
+	if err := f.w.Edit(ctx, "p1-r00", bson.D{{Key: "text", Value: "old and edited"}}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := f.products.FindOne(ctx, bson.D{{Key: "_id", Value: "p1"}}).Raw()
+	if string(before) != string(after) {
+		t.Fatal("editing a child outside the subset changed the parent")
+	}
+	child, _ := f.reviews.FindOne(ctx, bson.D{{Key: "_id", Value: "p1-r00"}}).Raw()
+	if child.Lookup("text").StringValue() != "old and edited" {
+		t.Fatal("child not edited")
+	}
+	// Moving the oldest child to the newest time brings it in.
+	if err := f.w.Edit(ctx, "p1-r00", bson.D{{Key: "at", Value: t0.Add(50 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, []string{"p1-r00", "p1-r06", "p1-r05", "p1-r04", "p1-r03"}) {
+		t.Fatalf("subset after retiming: %v", got)
+	}
+	if err := f.w.Edit(ctx, "p1-r01", bson.D{{Key: "productId", Value: "p2"}}); err == nil {
+		t.Fatal("Edit moved a child to another parent")
+	}
+	if err := f.w.Edit(ctx, "nope", bson.D{{Key: "text", Value: "x"}}); !errors.Is(err, ErrChildNotFound) {
+		t.Fatalf("Edit of an unknown child = %v", err)
+	}
+	if rep, err := f.w.Verify(ctx); err != nil || len(rep.Mismatched) != 0 {
+		t.Fatalf("verify after edits: %+v, %v", rep, err)
+	}
+}
+
+func TestWindowDeleteRefills(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	for n := range 7 {
+		f.add(t, "p1", n)
+	}
+	if err := f.w.Delete(ctx, "p1-r04"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, []string{"p1-r06", "p1-r05", "p1-r03", "p1-r02", "p1-r01"}) {
+		t.Fatalf("after deleting r04 the subset is %v, want it refilled with r01", got)
+	}
+	// Deleting a child outside the subset leaves the parent as it was.
+	before, _ := f.products.FindOne(ctx, bson.D{{Key: "_id", Value: "p1"}}).Raw()
+	if err := f.w.Delete(ctx, "p1-r00"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := f.products.FindOne(ctx, bson.D{{Key: "_id", Value: "p1"}}).Raw()
+	if string(before) != string(after) {
+		t.Fatal("deleting a child outside the subset changed the parent")
+	}
+	// Down to fewer than N children.
+	for _, id := range []string{"p1-r06", "p1-r05", "p1-r03"} {
+		if err := f.w.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, []string{"p1-r02", "p1-r01"}) {
+		t.Fatalf("subset %v", got)
+	}
+	if err := f.w.Delete(ctx, "p1-r06"); !errors.Is(err, ErrChildNotFound) {
+		t.Fatalf("second delete = %v", err)
+	}
+}
+
+func TestWindowPage(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	f.product(t, "p2")
+	// 23 children, several sharing a time, inserted in random order.
+	var want []bson.D
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range rng.Perm(23) {
+		d := bson.D{{Key: "_id", Value: fmt.Sprintf("r%02d", n)}, {Key: "productId", Value: "p1"}, {Key: "at", Value: t0.Add(time.Duration(n/3) * time.Hour)}}
+		if _, err := f.w.Add(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, d)
+	}
+	f.add(t, "p2", 1)
+	var wantIDs []string
+	for n := 22; n >= 0; n-- {
+		wantIDs = append(wantIDs, fmt.Sprintf("r%02d", n))
+	}
+	var got []string
+	var after Cursor
+	pages := 0
+	for {
+		p, err := f.w.Page(ctx, "p1", after, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		got = append(got, ids(p.Children)...)
+		if p.Next == nil {
+			break
+		}
+		after = *p.Next
+	}
+	if pages != 5 || !slices.Equal(got, wantIDs) {
+		t.Fatalf("%d pages: %v\nwant %v", pages, got, wantIDs)
+	}
+	if _, err := f.w.Page(ctx, "p1", Cursor{}, 0); err == nil {
+		t.Fatal("limit 0 accepted")
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, wantIDs[:size]) {
+		t.Fatalf("subset %v, want the first page %v", got, wantIDs[:size])
+	}
+}
+
+func TestWindowIndexUsed(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	for p := range 10 {
+		f.product(t, fmt.Sprint("p", p))
+		for n := range 12 {
+			f.add(t, fmt.Sprint("p", p), n)
+		}
+	}
+	const index = "productId_1_at_-1__id_-1"
+	first := bson.D{{Key: "find", Value: "reviews"}, {Key: "filter", Value: bson.D{{Key: "productId", Value: "p3"}}},
+		{Key: "sort", Value: f.w.order()}, {Key: "limit", Value: 6}}
+	requireIndexScan(t, winningPlan(t, f.db, first), index, true)
+	next := bson.D{{Key: "find", Value: "reviews"}, {Key: "filter", Value: bson.D{
+		{Key: "productId", Value: "p3"},
+		{Key: "at", Value: bson.D{{Key: "$lte", Value: t0.Add(5 * time.Hour)}}},
+		{Key: "$nor", Value: bson.A{bson.D{{Key: "at", Value: t0.Add(5 * time.Hour)}, {Key: "_id", Value: bson.D{{Key: "$gte", Value: "p3-r05"}}}}}},
+	}}, {Key: "sort", Value: f.w.order()}, {Key: "limit", Value: 6}}
+	requireIndexScan(t, winningPlan(t, f.db, next), index, true)
+
+	// Without the index the same page sorts in memory after a scan.
+	if err := f.reviews.Indexes().DropOne(ctx, index); err != nil {
+		t.Fatal(err)
+	}
+	if plan := winningPlan(t, f.db, next); !hasStage(plan, "COLLSCAN") || !hasStage(plan, "SORT") {
+		t.Fatalf("plan without the index: %v", plan)
+	}
+}
+
+func TestWindowVerifyRepair(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	for _, p := range []string{"a", "b", "c", "d", "e", "ok"} {
+		f.product(t, p)
+		if p != "e" {
+			for n := range 7 {
+				f.add(t, p, n)
+			}
+		}
+	}
+	upd := func(p string, u bson.D) {
+		if _, err := f.products.UpdateOne(ctx, bson.D{{Key: "_id", Value: p}}, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upd("a", bson.D{{Key: "$pull", Value: bson.D{{Key: "recentReviews", Value: bson.D{{Key: "_id", Value: "a-r05"}}}}}})
+	upd("b", bson.D{{Key: "$set", Value: bson.D{{Key: "recentReviews.2.text", Value: "stale"}}}})
+	upd("c", bson.D{{Key: "$push", Value: bson.D{{Key: "recentReviews", Value: bson.D{{Key: "$each", Value: bson.A{}}, {Key: "$sort", Value: bson.D{{Key: "at", Value: 1}}}}}}}})
+	upd("d", bson.D{{Key: "$unset", Value: bson.D{{Key: "recentReviews", Value: ""}}}})
+
+	rep, err := f.w.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	for _, id := range rep.Mismatched {
+		bad = append(bad, id.StringValue())
+	}
+	if rep.Checked != 6 || !slices.Equal(bad, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("verify: checked %d, mismatched %v; want 6 and [a b c d]", rep.Checked, bad)
+	}
+	rep, err = f.w.Repair(ctx)
+	if err != nil || rep.Repaired != 4 {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	for _, p := range []string{"a", "b", "c", "d"} {
+		if got := ids(f.stored(t, p)); !slices.Equal(got, []string{p + "-r06", p + "-r05", p + "-r04", p + "-r03", p + "-r02"}) {
+			t.Fatalf("%s after repair: %v", p, got)
+		}
+	}
+	if rep, err := f.w.Verify(ctx); err != nil || len(rep.Mismatched) != 0 {
+		t.Fatalf("verify after repair: %+v, %v", rep, err)
+	}
+	if changed, err := f.w.Refill(ctx, "ok"); err != nil || changed {
+		t.Fatalf("refill of a correct subset: changed %v, %v", changed, err)
+	}
+	if _, err := f.w.Refill(ctx, "nope"); !errors.Is(err, ErrParentNotFound) {
+		t.Fatalf("refill of an unknown parent: %v", err)
+	}
+}
+
+func TestWindowFields(t *testing.T) {
+	ctx := context.Background()
+	cfg := reviewConfig()
+	cfg.Fields = []string{"stars"}
+	f := newFixture(t, cfg)
+	f.product(t, "p1")
+	f.add(t, "p1", 1)
+	got := f.stored(t, "p1")[0]
+	want, _ := bson.Marshal(bson.D{{Key: "_id", Value: "p1-r01"}, {Key: "at", Value: t0.Add(time.Hour)}, {Key: "stars", Value: int32(2)}})
+	if string(got) != string(want) {
+		t.Fatalf("copy %v, want %v", got, bson.Raw(want))
+	}
+	before := f.stored(t, "p1")[0]
+	if err := f.w.Edit(ctx, "p1-r01", bson.D{{Key: "text", Value: "uncopied"}}); err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(f.stored(t, "p1")[0]) {
+		t.Fatal("editing an uncopied field changed the copy")
+	}
+}
+
+// TestWindowConcurrent adds and deletes children of one parent from many
+// goroutines; the subset ends exactly the newest N.
+func TestWindowConcurrent(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	const workers, each = 8, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				n := g*each + i
+				id := fmt.Sprintf("r%03d", n)
+				_, err := f.w.Add(ctx, bson.D{{Key: "_id", Value: id}, {Key: "productId", Value: "p1"},
+					{Key: "at", Value: t0.Add(time.Duration(n%40) * time.Minute)}})
+				if err == nil && i%3 == 0 {
+					err = f.w.Delete(ctx, id)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	rep, err := f.w.Verify(ctx)
+	if err != nil || len(rep.Mismatched) != 0 {
+		t.Fatalf("verify after concurrent writes: %+v, %v; subset %v", rep, err, ids(f.stored(t, "p1")))
+	}
+	if n := len(f.stored(t, "p1")); n != size {
+		t.Fatalf("subset holds %d copies", n)
+	}
+}
