@@ -3,14 +3,8 @@ package approx
 import (
 	"context"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 
-	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/formworkdb/formwork/engine"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
 
@@ -29,23 +23,13 @@ func BenchmarkEvents(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			eng, _ := testenv.Engine(b, engine.Options{})
-			var writes atomic.Int64
-			client, err := mongo.Connect(options.Client().ApplyURI("mongodb://localhost").SetDialer(eng.Dialer()).
-				SetMonitor(&event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-					if e.CommandName == "update" {
-						writes.Add(1)
-					}
-				}}))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer client.Disconnect(ctx)
-			c, err := New(client.Database("bench").Collection("pageViews"), bc.cfg)
+			db, count := testenv.Monitored(b)
+			c, err := New(db.Collection("pageViews"), bc.cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			pages := []string{"/", "/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/i"}
+			count.Reset()
 			for b.Loop() {
 				for i := range 1000 {
 					if err := c.Incr(ctx, pages[i%len(pages)]); err != nil {
@@ -53,7 +37,7 @@ func BenchmarkEvents(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/1000events")
+			b.ReportMetric(float64(count.Commands("update"))/float64(b.N), "writes/1000events")
 		})
 	}
 }

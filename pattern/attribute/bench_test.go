@@ -39,9 +39,8 @@ func BenchmarkMultiAttributeQuery(b *testing.B) {
 	ctx := context.Background()
 	const matches = 50
 	run := func(b *testing.B, coll *mongo.Collection, filter bson.D, indexes int) {
-		res := explain(b, coll, filter)
-		st := res.Lookup("executionStats").Document()
-		if n := st.Lookup("nReturned").AsInt64(); n != matches {
+		res := explainFind(b, coll, filter)
+		if n := res.NReturned(); n != matches {
 			b.Fatalf("%d returned, want %d", n, matches)
 		}
 		for b.Loop() {
@@ -58,8 +57,8 @@ func BenchmarkMultiAttributeQuery(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(indexes), "indexes")
-		b.ReportMetric(float64(st.Lookup("totalDocsExamined").AsInt64()), "docsExamined/op")
-		b.ReportMetric(float64(st.Lookup("totalKeysExamined").AsInt64()), "keysExamined/op")
+		b.ReportMetric(float64(res.DocsExamined()), "docsExamined/op")
+		b.ReportMetric(float64(res.KeysExamined()), "keysExamined/op")
 	}
 	for _, wildcard := range []bool{false, true} {
 		name := "form=attribute"

@@ -3,70 +3,20 @@ package attribute
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/formworkdb/formwork/internal/explaintest"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
 
-// explain runs find(filter) under explain with executionStats.
-func explain(t testing.TB, coll *mongo.Collection, filter any) bson.Raw {
+// explainFind explains find(filter) on coll.
+func explainFind(t testing.TB, coll *mongo.Collection, filter any) explaintest.Result {
 	t.Helper()
-	var out bson.Raw
-	err := coll.Database().RunCommand(context.Background(), bson.D{
-		{Key: "explain", Value: bson.D{{Key: "find", Value: coll.Name()}, {Key: "filter", Value: filter}}},
-		{Key: "verbosity", Value: "executionStats"},
-	}).Decode(&out)
-	if err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	return out
-}
-
-// planStages returns the winning plan's stages, root first, walking the
-// classic shape (inputStage, inputStages) and the slot-based one
-// (winningPlan.queryPlan).
-func planStages(t testing.TB, res bson.Raw) []bson.Raw {
-	t.Helper()
-	wp, ok := res.Lookup("queryPlanner", "winningPlan").DocumentOK()
-	if !ok {
-		t.Fatalf("explain has no queryPlanner.winningPlan: %s", res)
-	}
-	if qp, ok := wp.Lookup("queryPlan").DocumentOK(); ok {
-		wp = qp
-	}
-	var out []bson.Raw
-	var walk func(bson.Raw)
-	walk = func(d bson.Raw) {
-		out = append(out, d)
-		if in, ok := d.Lookup("inputStage").DocumentOK(); ok {
-			walk(in)
-		}
-		if ins, ok := d.Lookup("inputStages").ArrayOK(); ok {
-			vals, _ := ins.Values()
-			for _, v := range vals {
-				if in, ok := v.DocumentOK(); ok {
-					walk(in)
-				}
-			}
-		}
-	}
-	walk(wp)
-	return out
-}
-
-// ixscan returns the winning plan's first IXSCAN, failing without one.
-func ixscan(t testing.TB, res bson.Raw) bson.Raw {
-	t.Helper()
-	for _, s := range planStages(t, res) {
-		if s.Lookup("stage").StringValue() == "IXSCAN" {
-			return s
-		}
-	}
-	t.Fatalf("no IXSCAN in %s", res.Lookup("queryPlanner", "winningPlan"))
-	return nil
+	return explaintest.Run(t, coll.Database(), bson.D{{Key: "find", Value: coll.Name()}, {Key: "filter", Value: filter}})
 }
 
 // loadProducts inserts n products with a color, a size and a weight.
@@ -92,49 +42,48 @@ func TestQueryPlan(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		f       Filter
-		k, v    string
+		k, v    []string
 		matches int64
 	}{
-		{"eq", All(Where("color").Eq("blue")), `["[\"color\", \"color\"]"]`, `["[\"blue\", \"blue\"]"]`, 50},
-		{"range", All(Where("weightKg").Gte(0.1).Lt(0.5)), `["[\"weightKg\", \"weightKg\"]"]`, `["[0.1, 0.5)"]`, 40},
-		{"in", All(Where("size").In("L", "S")), `["[\"size\", \"size\"]"]`, `["[\"L\", \"L\"]","[\"S\", \"S\"]"]`, 133},
+		{"eq", All(Where("color").Eq("blue")), []string{`["color", "color"]`}, []string{`["blue", "blue"]`}, 50},
+		{"range", All(Where("weightKg").Gte(0.1).Lt(0.5)), []string{`["weightKg", "weightKg"]`}, []string{"[0.1, 0.5)"}, 40},
+		{"in", All(Where("size").In("L", "S")), []string{`["size", "size"]`}, []string{`["L", "L"]`, `["S", "S"]`}, 133},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := s.Filter(c.f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := explain(t, coll, q)
-			ix := ixscan(t, res)
-			if got := ix.Lookup("indexName").StringValue(); got != "attrs.k_1_attrs.v_1" {
-				t.Errorf("index %s", got)
+			res := explainFind(t, coll, q)
+			ix := res.MustStage("IXSCAN")
+			if ix.Index != "attrs.k_1_attrs.v_1" {
+				t.Errorf("index %s", ix.Index)
 			}
-			if !ix.Lookup("isMultiKey").Boolean() {
+			if multi, ok := ix.Doc.Lookup("isMultiKey").BooleanOK(); !ok || !multi {
 				t.Error("index not multikey")
 			}
-			if got := ix.Lookup("indexBounds", "attrs.k").String(); got != c.k {
-				t.Errorf("attrs.k bounds %s, want %s", got, c.k)
+			if got := ix.Bounds("attrs.k"); !slices.Equal(got, c.k) {
+				t.Errorf("attrs.k bounds %q, want %q", got, c.k)
 			}
-			if got := ix.Lookup("indexBounds", "attrs.v").String(); got != c.v {
-				t.Errorf("attrs.v bounds %s, want %s", got, c.v)
+			if got := ix.Bounds("attrs.v"); !slices.Equal(got, c.v) {
+				t.Errorf("attrs.v bounds %q, want %q", got, c.v)
 			}
-			st := res.Lookup("executionStats")
-			if n := st.Document().Lookup("nReturned").AsInt64(); n != c.matches {
+			if n := res.NReturned(); n != c.matches {
 				t.Errorf("%d returned, want %d", n, c.matches)
 			}
 			// Tight bounds: every document fetched is a match.
-			if n := st.Document().Lookup("totalDocsExamined").AsInt64(); n != c.matches {
+			if n := res.DocsExamined(); n != c.matches {
 				t.Errorf("%d documents examined for %d matches", n, c.matches)
 			}
 		})
 	}
 	t.Run("separate", func(t *testing.T) {
-		res := explain(t, coll, bson.D{{Key: "attrs.k", Value: "color"}, {Key: "attrs.v", Value: "blue"}})
-		ix := ixscan(t, res)
-		if got := ix.Lookup("indexBounds", "attrs.v").String(); got != `["[MinKey, MaxKey]"]` {
-			t.Errorf("separate form attrs.v bounds %s, want unbounded", got)
+		res := explainFind(t, coll, bson.D{{Key: "attrs.k", Value: "color"}, {Key: "attrs.v", Value: "blue"}})
+		ix := res.MustStage("IXSCAN")
+		if got := ix.Bounds("attrs.v"); !slices.Equal(got, []string{"[MinKey, MaxKey]"}) {
+			t.Errorf("separate form attrs.v bounds %q, want unbounded", got)
 		}
-		if n := res.Lookup("executionStats", "totalDocsExamined").AsInt64(); n != 200 {
+		if n := res.DocsExamined(); n != 200 {
 			t.Errorf("separate form examined %d documents, want all 200 with a color", n)
 		}
 	})
@@ -149,21 +98,21 @@ func TestWildcardPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := explain(t, coll, q)
-	if !testenv.Real() && res.Lookup("queryPlanner", "winningPlan", "stage").StringValue() == "COLLSCAN" {
+	res := explainFind(t, coll, q)
+	if !testenv.Real() && res.Stages()[0].Name == "COLLSCAN" {
 		// The embedded engine's planner does not plan wildcard indexes
 		// yet (plan/index.go skips them); MongoDB does. Reported to the
 		// lead; this test starts asserting once the planner does.
 		t.Skip("engine gap: wildcard indexes are not used by the planner")
 	}
-	ix := ixscan(t, res)
-	if got := ix.Lookup("indexName").StringValue(); got != "props.$**_1" {
-		t.Errorf("index %s", got)
+	ix := res.MustStage("IXSCAN")
+	if ix.Index != "props.$**_1" {
+		t.Errorf("index %s", ix.Index)
 	}
-	if got := ix.Lookup("indexBounds", "props.color").String(); got != `["[\"blue\", \"blue\"]"]` {
-		t.Errorf("props.color bounds %s in %s", got, ix)
+	if got := ix.Bounds("props.color"); !slices.Equal(got, []string{`["blue", "blue"]`}) {
+		t.Errorf("props.color bounds %q in %s", got, ix.Doc)
 	}
-	if n := res.Lookup("executionStats", "totalDocsExamined").AsInt64(); n != 50 {
+	if n := res.DocsExamined(); n != 50 {
 		t.Errorf("%d documents examined, want 50", n)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/formworkdb/formwork/internal/explaintest"
 )
 
 const (
@@ -146,12 +148,12 @@ func newNaive(b *testing.B) *mongo.Collection {
 
 // examinedPerQuery returns explain's totalDocsExamined for one page query.
 func examinedPerQuery(b *testing.B, coll *mongo.Collection, filter, sort bson.D, limit int) int64 {
-	res := explain(b, coll.Database(), bson.D{
+	res := explaintest.Run(b, coll.Database(), bson.D{
 		{Key: "find", Value: coll.Name()}, {Key: "filter", Value: filter},
 		{Key: "sort", Value: sort}, {Key: "limit", Value: limit},
 	})
-	if stageNamed(planStages(b, res), "SORT") != nil {
-		b.Fatalf("page query sorts in memory: %s", res.Lookup("queryPlanner", "winningPlan"))
+	if res.HasStage("SORT") {
+		b.Fatalf("page query sorts in memory: %v", res)
 	}
-	return res.Lookup("executionStats", "totalDocsExamined").AsInt64()
+	return res.DocsExamined()
 }

@@ -2,9 +2,13 @@ package bucket
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/internal/explaintest"
 )
 
 // TestPagePlan checks that the page read, the newest page and a keyset
@@ -22,31 +26,27 @@ func TestPagePlan(t *testing.T) {
 	}
 	for name, cur := range map[string]Cursor{"newest": {}, "keyset": first.Next} {
 		t.Run(name, func(t *testing.T) {
-			res := explain(t, coll.Database(), bson.D{
+			res := explaintest.Run(t, coll.Database(), bson.D{
 				{Key: "find", Value: coll.Name()},
 				{Key: "filter", Value: s.PageFilter(123, cur)},
 				{Key: "sort", Value: s.PageSort()},
 				{Key: "limit", Value: 1},
 			})
-			stages := planStages(t, res)
-			if stageNamed(stages, "SORT") != nil {
-				t.Errorf("plan has a SORT stage: %s", res.Lookup("queryPlanner", "winningPlan"))
+			if res.HasStage("SORT") {
+				t.Errorf("plan has a SORT stage: %v", res)
 			}
-			ix := stageNamed(stages, "IXSCAN")
-			if ix == nil {
-				t.Fatalf("plan has no IXSCAN: %s", res.Lookup("queryPlanner", "winningPlan"))
+			ix := res.MustStage("IXSCAN")
+			if ix.Index != "owner_1_openedAt_-1" {
+				t.Errorf("IXSCAN on %s", ix.Index)
 			}
-			if got := ix.Lookup("indexName").StringValue(); got != "owner_1_openedAt_-1" {
-				t.Errorf("IXSCAN on %s", got)
-			}
-			if got := ix.Lookup("indexBounds", "owner").String(); got != `["[123, 123]"]` {
-				t.Errorf("owner bounds %s", got)
+			if got := ix.Bounds("owner"); !slices.Equal(got, []string{"[123, 123]"}) {
+				t.Errorf("owner bounds %q", got)
 			}
 			if name == "keyset" {
-				b := ix.Lookup("indexBounds", "openedAt").Array().Index(0).StringValue()
-				want := "[new Date(" // [t, MinKey]: the keyset is a bound, not a filter
-				if len(b) < len(want) || b[:len(want)] != want {
-					t.Errorf("openedAt bounds %s, want from the cursor's date down", b)
+				b := ix.Bounds("openedAt")
+				// [t, MinKey]: the keyset is a bound, not a filter.
+				if len(b) == 0 || !strings.HasPrefix(b[0], "[new Date(") {
+					t.Errorf("openedAt bounds %q, want from the cursor's date down", b)
 				}
 			}
 			// One bucket returned, whatever the history length. The keyset
@@ -56,10 +56,10 @@ func TestPagePlan(t *testing.T) {
 			if name == "keyset" {
 				want = 2
 			}
-			if n := res.Lookup("executionStats", "totalDocsExamined").AsInt64(); n != want {
+			if n := res.DocsExamined(); n != want {
 				t.Errorf("%d documents examined, want %d", n, want)
 			}
-			if n := res.Lookup("executionStats", "nReturned").AsInt64(); n != 1 {
+			if n := res.NReturned(); n != 1 {
 				t.Errorf("%d documents returned, want 1", n)
 			}
 		})
@@ -70,19 +70,19 @@ func TestPagePlan(t *testing.T) {
 func TestFindPlan(t *testing.T) {
 	s, coll := newStore(t, Config{Size: 10, ElementID: "id"})
 	fill(t, s, 1, 0, 100)
-	res := explain(t, coll.Database(), bson.D{
+	res := explaintest.Run(t, coll.Database(), bson.D{
 		{Key: "find", Value: coll.Name()},
 		{Key: "filter", Value: s.elementFilter(1, "t42")},
 		{Key: "projection", Value: bson.D{{Key: "elements.$", Value: 1}}},
 	})
-	ix := stageNamed(planStages(t, res), "IXSCAN")
-	if ix == nil || ix.Lookup("indexName").StringValue() != "owner_1_elements.id_1" {
-		t.Fatalf("plan %s", res.Lookup("queryPlanner", "winningPlan"))
+	ix, ok := res.Stage("IXSCAN")
+	if !ok || ix.Index != "owner_1_elements.id_1" {
+		t.Fatalf("plan %v", res)
 	}
-	if got := ix.Lookup("indexBounds", "elements.id").String(); got != `["[\"t42\", \"t42\"]"]` {
-		t.Errorf("elements.id bounds %s", got)
+	if got := ix.Bounds("elements.id"); !slices.Equal(got, []string{`["t42", "t42"]`}) {
+		t.Errorf("elements.id bounds %q", got)
 	}
-	if n := res.Lookup("executionStats", "totalDocsExamined").AsInt64(); n != 1 {
+	if n := res.DocsExamined(); n != 1 {
 		t.Errorf("%d documents examined, want 1", n)
 	}
 }

@@ -3,32 +3,13 @@ package computed
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/formworkdb/formwork/engine"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
-
-// countingDB returns a database on a fresh in-process engine whose client
-// counts the commands it sends (round trips).
-func countingDB(b *testing.B) (*mongo.Database, *atomic.Int64) {
-	b.Helper()
-	eng, _ := testenv.Engine(b, engine.Options{})
-	var n atomic.Int64
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://localhost").SetDialer(eng.Dialer()).
-		SetMonitor(&event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { n.Add(1) }}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { client.Disconnect(context.Background()) })
-	return client.Database("bench"), &n
-}
 
 // BenchmarkAverage reads one product's average rating, of 200 ratings per
 // product: the computed form reads the product document; the naive form
@@ -39,7 +20,7 @@ func BenchmarkAverage(b *testing.B) {
 	for _, form := range []string{"computed", "naive"} {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
-			db, trips := countingDB(b)
+			db, count := testenv.Monitored(b)
 			m, err := New(db.Collection("products"), db.Collection("ratings"), Config{Parent: "productId", Value: "stars", Target: "rating"})
 			if err != nil {
 				b.Fatal(err)
@@ -60,8 +41,7 @@ func BenchmarkAverage(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var docs int64
-			start := trips.Load()
+			count.Reset()
 			for i := 0; b.Loop(); i++ {
 				p := i % products
 				var avg float64
@@ -71,7 +51,6 @@ func BenchmarkAverage(b *testing.B) {
 						b.Fatal(err)
 					}
 					avg = a
-					docs++
 				} else {
 					cur, err := db.Collection("ratings").Find(ctx, bson.D{{Key: "productId", Value: p}},
 						options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "stars", Value: 1}}))
@@ -82,7 +61,6 @@ func BenchmarkAverage(b *testing.B) {
 					for cur.Next(ctx) {
 						sum += int64(cur.Current.Lookup("stars").Int32())
 						n++
-						docs++
 					}
 					cur.Close(ctx)
 					avg = float64(sum) / float64(n)
@@ -91,8 +69,8 @@ func BenchmarkAverage(b *testing.B) {
 					b.Fatalf("average %v, want 3", avg)
 				}
 			}
-			b.ReportMetric(float64(trips.Load()-start)/float64(b.N), "roundtrips/op")
-			b.ReportMetric(float64(docs)/float64(b.N), "docs/op")
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(count.Docs())/float64(b.N), "docs/op")
 		})
 	}
 }

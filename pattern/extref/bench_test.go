@@ -3,32 +3,12 @@ package extref
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/formworkdb/formwork/engine"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
-
-// countingDB returns a database on a fresh in-process engine whose client
-// counts the commands it sends (round trips).
-func countingDB(b *testing.B) (*mongo.Database, *atomic.Int64) {
-	b.Helper()
-	eng, _ := testenv.Engine(b, engine.Options{})
-	var n atomic.Int64
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://localhost").SetDialer(eng.Dialer()).
-		SetMonitor(&event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { n.Add(1) }}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { client.Disconnect(context.Background()) })
-	return client.Database("bench"), &n
-}
 
 // BenchmarkOrderDisplay shows one order with its customer's name: the
 // extended reference reads the order alone, the naive form reads the
@@ -38,7 +18,7 @@ func BenchmarkOrderDisplay(b *testing.B) {
 	for _, form := range []string{"extref", "naive"} {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
-			db, trips := countingDB(b)
+			db, count := testenv.Monitored(b)
 			var cs, ords []any
 			for i := 0; i < customers; i++ {
 				cs = append(cs, bson.D{{Key: "_id", Value: i}, {Key: "name", Value: fmt.Sprintf("customer %d", i)}, {Key: "email", Value: "x@example.com"}})
@@ -58,30 +38,27 @@ func BenchmarkOrderDisplay(b *testing.B) {
 			if _, err := db.Collection("orders").InsertMany(ctx, ords); err != nil {
 				b.Fatal(err)
 			}
-			var docs int64
 			b.ResetTimer()
-			start := trips.Load()
+			count.Reset()
 			for i := 0; b.Loop(); i++ {
 				order, err := db.Collection("orders").FindOne(ctx, bson.D{{Key: "_id", Value: i % orders}}).Raw()
 				if err != nil {
 					b.Fatal(err)
 				}
-				docs++
 				name := order.Lookup("customer", "name")
 				if form == "naive" {
 					c, err := db.Collection("customers").FindOne(ctx, bson.D{{Key: "_id", Value: order.Lookup("customerId")}}).Raw()
 					if err != nil {
 						b.Fatal(err)
 					}
-					docs++
 					name = c.Lookup("name")
 				}
 				if name.StringValue() == "" {
 					b.Fatal("no name")
 				}
 			}
-			b.ReportMetric(float64(trips.Load()-start)/float64(b.N), "roundtrips/op")
-			b.ReportMetric(float64(docs)/float64(b.N), "docs/op")
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(count.Docs())/float64(b.N), "docs/op")
 		})
 	}
 }
@@ -93,7 +70,7 @@ func BenchmarkRename(b *testing.B) {
 	for _, form := range []string{"extref", "naive"} {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
-			db, trips := countingDB(b)
+			db, count := testenv.Monitored(b)
 			ref, err := New(db.Collection("customers"), db.Collection("orders"), Config{
 				Field: "customer", Fields: []string{"name"},
 				Frozen: bson.D{{Key: "status", Value: "delivered"}}})
@@ -111,7 +88,7 @@ func BenchmarkRename(b *testing.B) {
 			}
 			var modified int64
 			b.ResetTimer()
-			start := trips.Load()
+			count.Reset()
 			for i := 0; b.Loop(); i++ {
 				set := bson.D{{Key: "name", Value: fmt.Sprintf("Ada %d", i)}}
 				if form == "naive" {
@@ -127,7 +104,7 @@ func BenchmarkRename(b *testing.B) {
 				}
 				modified += 1 + fo.Modified
 			}
-			b.ReportMetric(float64(trips.Load()-start)/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
 			b.ReportMetric(float64(modified)/float64(b.N), "docswritten/op")
 		})
 	}

@@ -3,10 +3,12 @@ package outlier
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/internal/explaintest"
 	"github.com/formworkdb/formwork/pattern/bucket"
 )
 
@@ -26,50 +28,26 @@ func TestOverflowPlan(t *testing.T) {
 			}
 		}
 	}
-	var res bson.Raw
-	err := overflow.Database().RunCommand(ctx, bson.D{
-		{Key: "explain", Value: bson.D{
-			{Key: "find", Value: overflow.Name()},
-			{Key: "filter", Value: bson.D{{Key: "parentId", Value: 3}}},
-			{Key: "sort", Value: bson.D{{Key: "openedAt", Value: 1}}},
-		}},
-		{Key: "verbosity", Value: "executionStats"},
-	}).Decode(&res)
-	if err != nil {
-		t.Fatal(err)
+	res := explaintest.Run(t, overflow.Database(), bson.D{
+		{Key: "find", Value: overflow.Name()},
+		{Key: "filter", Value: bson.D{{Key: "parentId", Value: 3}}},
+		{Key: "sort", Value: bson.D{{Key: "openedAt", Value: 1}}},
+	})
+	if res.HasStage("SORT") {
+		t.Errorf("overflow read sorts in memory: %v", res)
 	}
-	plan := res.Lookup("queryPlanner", "winningPlan").Document()
-	if qp, ok := plan.Lookup("queryPlan").DocumentOK(); ok {
-		plan = qp
+	ix := res.MustStage("IXSCAN")
+	if ix.Index != "parentId_1_openedAt_-1" {
+		t.Errorf("index %s", ix.Index)
 	}
-	var ix bson.Raw
-	for st := plan; st != nil; {
-		switch st.Lookup("stage").StringValue() {
-		case "SORT":
-			t.Errorf("overflow read sorts in memory: %s", plan)
-		case "IXSCAN":
-			ix = st
-		}
-		next, ok := st.Lookup("inputStage").DocumentOK()
-		if !ok {
-			break
-		}
-		st = next
+	if got, _ := ix.Doc.Lookup("direction").StringValueOK(); got != "backward" {
+		t.Errorf("direction %q", got)
 	}
-	if ix == nil {
-		t.Fatalf("no IXSCAN: %s", plan)
-	}
-	if got := ix.Lookup("indexName").StringValue(); got != "parentId_1_openedAt_-1" {
-		t.Errorf("index %s", got)
-	}
-	if got := ix.Lookup("direction").StringValue(); got != "backward" {
-		t.Errorf("direction %s", got)
-	}
-	if got := ix.Lookup("indexBounds", "parentId").String(); got != `["[3, 3]"]` {
-		t.Errorf("parentId bounds %s", got)
+	if got := ix.Bounds("parentId"); !slices.Equal(got, []string{"[3, 3]"}) {
+		t.Errorf("parentId bounds %q", got)
 	}
 	// 18 overflow elements in buckets of 3: six documents, nothing else.
-	if n := res.Lookup("executionStats", "totalDocsExamined").AsInt64(); n != 6 {
+	if n := res.DocsExamined(); n != 6 {
 		t.Errorf("%d documents examined, want 6", n)
 	}
 }

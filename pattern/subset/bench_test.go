@@ -3,33 +3,14 @@ package subset
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/formworkdb/formwork/engine"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
-
-// countingDB returns a database on a fresh in-process engine whose client
-// counts the commands it sends (round trips).
-func countingDB(b *testing.B) (*mongo.Database, *atomic.Int64) {
-	b.Helper()
-	eng, _ := testenv.Engine(b, engine.Options{})
-	var n atomic.Int64
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://localhost").SetDialer(eng.Dialer()).
-		SetMonitor(&event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { n.Add(1) }}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { client.Disconnect(context.Background()) })
-	return client.Database("bench"), &n
-}
 
 // BenchmarkProductPage renders a product with its 5 newest reviews, of
 // 200 per product: the subset reads the product document alone; the
@@ -40,7 +21,7 @@ func BenchmarkProductPage(b *testing.B) {
 	for _, form := range []string{"subset", "naive"} {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
-			db, trips := countingDB(b)
+			db, count := testenv.Monitored(b)
 			w, err := New(db.Collection("products"), db.Collection("reviews"), Config{
 				Parent: "productId", Time: "at", Array: "recentReviews", Size: 5})
 			if err != nil {
@@ -64,15 +45,13 @@ func BenchmarkProductPage(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var docs int64
-			start := trips.Load()
+			count.Reset()
 			for i := 0; b.Loop(); i++ {
 				p := i % products
 				prod, err := db.Collection("products").FindOne(ctx, bson.D{{Key: "_id", Value: p}}).Raw()
 				if err != nil {
 					b.Fatal(err)
 				}
-				docs++
 				n := 0
 				if form == "subset" {
 					vals, _ := prod.Lookup("recentReviews").Array().Values()
@@ -85,7 +64,6 @@ func BenchmarkProductPage(b *testing.B) {
 					}
 					for cur.Next(ctx) {
 						n++
-						docs++
 					}
 					cur.Close(ctx)
 				}
@@ -93,8 +71,8 @@ func BenchmarkProductPage(b *testing.B) {
 					b.Fatalf("%d reviews shown", n)
 				}
 			}
-			b.ReportMetric(float64(trips.Load()-start)/float64(b.N), "roundtrips/op")
-			b.ReportMetric(float64(docs)/float64(b.N), "docs/op")
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(count.Docs())/float64(b.N), "docs/op")
 		})
 	}
 }
