@@ -291,3 +291,99 @@ func TestExplainCountAndWrites(t *testing.T) {
 	golden(t, db, "or", bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "$or", Value: bson.A{
 		bson.D{{Key: "a", Value: 0}}, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: 7}}}}}}}}})
 }
+
+// TestExplainWildcard checks the expanded wildcard entries mongod 7.0
+// plans: a $_path point per queried path, subpath ranges when the bounds
+// reach objects, array-position variants of a path through an array, an
+// index-provided sort, covering, a compound wildcard index, and the
+// errors of a hint the index cannot serve.
+func TestExplainWildcard(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	var docs []any
+	for i := 0; i < 12; i++ {
+		d := bson.D{{Key: "_id", Value: i}, {Key: "a", Value: bson.D{{Key: "b", Value: i % 4}, {Key: "c", Value: fmt.Sprintf("s%d", i%3)}}}}
+		switch i % 3 {
+		case 0:
+			d = append(d, bson.E{Key: "tags", Value: bson.A{"x", bson.D{{Key: "k", Value: i}}}})
+		case 1:
+			d = append(d, bson.E{Key: "tags", Value: bson.D{{Key: "0", Value: "x"}}})
+		}
+		if i%4 == 0 {
+			d = append(d, bson.E{Key: "o", Value: bson.D{{Key: "p", Value: bson.D{{Key: "q", Value: i}}}}})
+		}
+		docs = append(docs, d)
+	}
+	if _, err := db.Collection("w").InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	createIndex(t, db, "w", bson.D{{Key: "$**", Value: 1}})
+	find := func(filter bson.D, more ...bson.E) bson.D {
+		return append(bson.D{{Key: "find", Value: "w"}, {Key: "filter", Value: filter}}, more...)
+	}
+	res := golden(t, db, "wildcard_eq", find(bson.D{{Key: "a.b", Value: 2}}))
+	if b := lookup(res, "queryPlanner", "winningPlan", "inputStage", "indexBounds", "$_path"); fmt.Sprint(b) != fmt.Sprint(bson.A{`["a.b", "a.b"]`}) {
+		t.Errorf("$_path bounds = %v", b)
+	}
+	if n := lookup(res, "executionStats", "nReturned"); n != int32(3) {
+		t.Errorf("nReturned = %v, want 3", n)
+	}
+	res = golden(t, db, "wildcard_exists_subpaths", find(bson.D{{Key: "o", Value: bson.D{{Key: "$exists", Value: true}}}}))
+	if b := lookup(res, "queryPlanner", "winningPlan", "inputStage", "indexBounds", "$_path"); fmt.Sprint(b) != fmt.Sprint(bson.A{`["o", "o"]`, `["o.", "o/")`}) {
+		t.Errorf("$_path bounds = %v", b)
+	}
+	if n := lookup(res, "executionStats", "nReturned"); n != int32(3) {
+		t.Errorf("nReturned = %v, want 3", n)
+	}
+	res = golden(t, db, "wildcard_array_position", find(bson.D{{Key: "tags.0", Value: "x"}}))
+	if b := lookup(res, "queryPlanner", "winningPlan", "inputStage", "indexBounds", "$_path"); fmt.Sprint(b) != fmt.Sprint(bson.A{`["tags", "tags"]`, `["tags.0", "tags.0"]`}) {
+		t.Errorf("$_path bounds = %v", b)
+	}
+	if n := lookup(res, "executionStats", "nReturned"); n != int32(8) {
+		t.Errorf("nReturned = %v, want 8", n)
+	}
+	res = golden(t, db, "wildcard_sort", find(bson.D{{Key: "a.b", Value: bson.D{{Key: "$gte", Value: 2}}}}, bson.E{Key: "sort", Value: bson.D{{Key: "a.b", Value: -1}}}))
+	if st := lookup(res, "queryPlanner", "winningPlan", "stage"); st != "FETCH" {
+		t.Errorf("winning stage = %v, want FETCH (sort from the index)", st)
+	}
+	res = golden(t, db, "wildcard_covered", find(bson.D{{Key: "a.c", Value: "s1"}}, bson.E{Key: "projection", Value: bson.D{{Key: "_id", Value: 0}, {Key: "a.c", Value: 1}}}))
+	if st := lookup(res, "queryPlanner", "winningPlan", "stage"); st != "PROJECTION_COVERED" {
+		t.Errorf("winning stage = %v, want PROJECTION_COVERED", st)
+	}
+	res = golden(t, db, "wildcard_multikey_sort", find(bson.D{{Key: "tags.k", Value: bson.D{{Key: "$gt", Value: 1}}}}, bson.E{Key: "sort", Value: bson.D{{Key: "tags.k", Value: 1}}}))
+	if st := lookup(res, "queryPlanner", "winningPlan", "stage"); st != "SORT" {
+		t.Errorf("winning stage = %v, want SORT (multikey path)", st)
+	}
+	// Predicates a wildcard index cannot answer leave a collection scan.
+	for _, f := range []bson.D{
+		{{Key: "a.b", Value: nil}},
+		{{Key: "a.b", Value: bson.D{{Key: "$exists", Value: false}}}},
+		{{Key: "a", Value: bson.D{{Key: "b", Value: 1}}}},
+		{{Key: "a.b", Value: bson.D{{Key: "$ne", Value: 1}}}},
+	} {
+		var ex bson.D
+		if err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: find(f)}}).Decode(&ex); err != nil {
+			t.Fatal(err)
+		}
+		if st := lookup(ex, "queryPlanner", "winningPlan", "stage"); st != "COLLSCAN" {
+			t.Errorf("%v: winning stage = %v, want COLLSCAN", f, st)
+		}
+	}
+	err := db.RunCommand(ctx, find(bson.D{{Key: "a.b", Value: nil}}, bson.E{Key: "hint", Value: bson.D{{Key: "$**", Value: 1}}})).Err()
+	wantCode(t, err, 291, "NoQueryExecutionPlans")
+	err = db.RunCommand(ctx, find(bson.D{{Key: "_id", Value: 1}}, bson.E{Key: "hint", Value: "$**_1"})).Err()
+	wantCode(t, err, 2, "BadValue")
+	res = golden(t, db, "wildcard_hint_two_paths", find(bson.D{{Key: "a.b", Value: 1}, {Key: "a.c", Value: "s1"}}, bson.E{Key: "hint", Value: bson.D{{Key: "$**", Value: 1}}}))
+	if n := len(lookup(res, "queryPlanner", "rejectedPlans").(bson.A)); n != 1 {
+		t.Errorf("rejected plans = %d, want 1 (one entry per path)", n)
+	}
+
+	createIndex(t, db, "w", bson.D{{Key: "a.$**", Value: 1}, {Key: "n", Value: 1}})
+	res = golden(t, db, "wildcard_compound", find(bson.D{{Key: "a.b", Value: 3}, {Key: "n", Value: nil}}, bson.E{Key: "hint", Value: "a.$**_1_n_1"}))
+	if kp := lookup(res, "queryPlanner", "winningPlan", "inputStage", "keyPattern"); fmt.Sprint(kp) != fmt.Sprint(bson.D{{Key: "$_path", Value: int32(1)}, {Key: "a.b", Value: int32(1)}, {Key: "n", Value: int32(1)}}) {
+		t.Errorf("keyPattern = %v", kp)
+	}
+	if n := lookup(res, "executionStats", "nReturned"); n != int32(3) {
+		t.Errorf("nReturned = %v, want 3", n)
+	}
+}

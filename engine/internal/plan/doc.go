@@ -2,7 +2,8 @@
 // filter, a sort and a projection into candidate plans over a collection's
 // indexes (index bounds per key field, including $in point intervals,
 // anchored regex prefixes, $elemMatch on compound multikey indexes,
-// rooted $or as a union of index scans), runs them as trees of stages
+// rooted $or as a union of index scans, wildcard indexes expanded into
+// one {$_path, <path>} entry per queried path), runs them as trees of stages
 // that count their work as mongod's classic engine does, picks the most
 // productive candidate by a trial run (mongod's multi-planner), caches the
 // choice per query shape, and renders explain output in MongoDB 7.0's
@@ -28,7 +29,15 @@
 // PlanStage::work accounting, so explain and the profiler report the same
 // numbers mongod would for the same data and plan.
 //
-// I4. An Executor reads through one storage.Reader given at Plan time and
+// I4. A wildcard entry (wildcard.go) scans every key a matching document
+// has for its path: the path's subpaths when the value bounds reach into
+// objects (then with all values), each array-position variant of the
+// path, and nested arrays that a position may select. It never answers a
+// predicate that a missing path satisfies, since the index holds no key
+// for one; and the index package records arrays only at paths its
+// projection holds in full, so any other prefix counts as multikey.
+//
+// I5. An Executor reads through one storage.Reader given at Plan time and
 // is used by one goroutine; the Planner (and its plan cache) is safe for
 // concurrent use.
 //

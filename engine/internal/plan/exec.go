@@ -69,6 +69,23 @@ func (p *Planner) ClearCache(ns string) {
 	p.mu.Unlock()
 }
 
+// ClearShape drops the cached plans of ns for one query shape: filter,
+// sort and projection (nil for none), whatever the skip and limit
+// (planCacheClear with a query). filter must be a filter match.Compile
+// accepted; the arguments are not retained.
+func (p *Planner) ClearShape(ns string, filter, sort, projection bson.Raw) {
+	base := shapeString(parsedFilter(filter), sort, projection)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc := p.cache[ns]
+	if cc == nil {
+		return
+	}
+	for _, suffix := range []string{"", "s", "l", "sl"} {
+		delete(cc.entries, base+suffix)
+	}
+}
+
 // CacheSize returns how many shapes of ns have a cached plan.
 func (p *Planner) CacheSize(ns string, c *storage.Collection) int {
 	p.mu.Lock()
@@ -136,14 +153,7 @@ type Executor struct {
 func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Executor, error) {
 	start := time.Now()
 	x := &Executor{q: q}
-	filter := q.Filter
-	if filter == nil {
-		filter = bson.Raw{5, 0, 0, 0, 0}
-	}
-	x.parsed = parseFilter(filter)
-	if len(x.parsed.conjuncts()) == 0 && x.parsed.kind == kAnd {
-		x.parsed = nil
-	}
+	x.parsed = parsedFilter(q.Filter)
 	shape := x.shape()
 	x.queryHash = shapeHash(shape)
 	x.cacheKey = shapeHash(q.NS, shape)
@@ -199,22 +209,42 @@ func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Execu
 	return x, nil
 }
 
-func (x *Executor) shape() string {
-	var b strings.Builder
-	if x.parsed != nil {
-		x.parsed.shape(&b)
+// parsedFilter parses a filter for planning; nil stands for an empty one.
+func parsedFilter(filter bson.Raw) *expr {
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
-	b.WriteString("|")
-	b.Write(x.q.SortSpec)
-	b.WriteString("|")
-	b.Write(x.q.Projection)
-	b.WriteString("|")
+	e := parseFilter(filter)
+	if len(e.conjuncts()) == 0 && e.kind == kAnd {
+		return nil
+	}
+	return e
+}
+
+// shape returns the plan cache key of the executor's query within its
+// collection.
+func (x *Executor) shape() string {
+	s := shapeString(x.parsed, x.q.SortSpec, x.q.Projection)
 	if x.q.Skip > 0 {
-		b.WriteString("s")
+		s += "s"
 	}
 	if x.q.Limit > 0 {
-		b.WriteString("l")
+		s += "l"
 	}
+	return s
+}
+
+// shapeString renders a query shape without its skip and limit marks.
+func shapeString(parsed *expr, sort, projection bson.Raw) string {
+	var b strings.Builder
+	if parsed != nil {
+		parsed.shape(&b)
+	}
+	b.WriteString("|")
+	b.Write(sort)
+	b.WriteString("|")
+	b.Write(projection)
+	b.WriteString("|")
 	return b.String()
 }
 

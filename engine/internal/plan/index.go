@@ -18,11 +18,16 @@ type indexInfo struct {
 	mk       [][]int // multikey path components per field
 	multikey bool
 	partial  *expr
+	// keyPattern is the key pattern explain shows: the spec's, or an
+	// expanded wildcard entry's {..., $_path: 1, <path>: ±1, ...}.
+	keyPattern bson.Raw
+	// wild is set on an expanded wildcard entry (wildcard.go).
+	wild *wildEntry
 }
 
 func newIndexInfo(st *storage.Index) *indexInfo {
 	sp := st.Def.Spec()
-	ix := &indexInfo{st: st, spec: sp}
+	ix := &indexInfo{st: st, spec: sp, keyPattern: sp.Key}
 	for i, f := range sp.Fields {
 		ix.paths = append(ix.paths, f.Path)
 		ix.desc = append(ix.desc, f.Desc)
@@ -41,9 +46,32 @@ func newIndexInfo(st *storage.Index) *indexInfo {
 	return ix
 }
 
-// usable reports whether the planner may consider the index at all.
+// usable reports whether the planner may scan the index as it is: a
+// wildcard index only through its expanded entries.
 func (ix *indexInfo) usable() bool {
-	return !ix.spec.IsWildcard() && len(ix.paths) > 0
+	return (ix.wild != nil || !ix.spec.IsWildcard()) && len(ix.paths) > 0
+}
+
+// id names the index (or wildcard entry) in plan cache entries.
+func (ix *indexInfo) id() string {
+	if ix.wild != nil {
+		return ix.spec.Name + "|" + ix.wild.path
+	}
+	return ix.spec.Name
+}
+
+// serves reports whether an assignment lets the index answer the query:
+// its leading field is bounded and, on a wildcard entry for a concrete
+// path, so is that path (the index holds no key for documents without
+// it).
+func (ix *indexInfo) serves(a *assignment) bool {
+	if ix.wild == nil {
+		return len(a.assigned[0]) > 0
+	}
+	if ix.wild.pathCol > 0 && len(a.assigned[0]) == 0 {
+		return false
+	}
+	return ix.wild.prefixOnly || len(a.assigned[ix.wild.valueCol()]) > 0
 }
 
 // fieldOf returns the position of path in the key pattern, or -1.
@@ -77,7 +105,7 @@ func (ix *indexInfo) multiKeyPaths() bson.D {
 // "{ a: 1, b: -1 }".
 func (ix *indexInfo) keyPatternString() string {
 	var b strings.Builder
-	formatValue(&b, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: ix.spec.Key})
+	formatValue(&b, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: ix.keyPattern})
 	return b.String()
 }
 
@@ -155,6 +183,9 @@ type assignment struct {
 	bounds   []oil
 	assigned [][]*expr
 	tight    map[*expr]tightness
+	// dedup: one document may have several keys within the bounds
+	// beyond what multikey metadata says (wildcard subpaths).
+	dedup bool
 }
 
 // assign fits the predicates preds (a conjunction, $elemMatch leaves
@@ -162,11 +193,17 @@ type assignment struct {
 func (ix *indexInfo) assign(preds []*expr) *assignment {
 	a := &assignment{assigned: make([][]*expr, len(ix.paths)), tight: map[*expr]tightness{}}
 	for f, path := range ix.paths {
+		if ix.wild != nil && (f == ix.wild.pathCol || ix.wild.prefixOnly && f == ix.wild.valueCol()) {
+			continue
+		}
 		for _, p := range preds {
 			if p.path != path || !indexable(p) {
 				continue
 			}
 			if ix.spec.Sparse && matchesMissing(p) {
+				continue
+			}
+			if ix.wild != nil && f == ix.wild.valueCol() && !wildSupports(p, len(ix.mk[f]) > 0) {
 				continue
 			}
 			if !ix.compatible(a.assigned, f, p) {
@@ -178,11 +215,25 @@ func (ix *indexInfo) assign(preds []*expr) *assignment {
 	for f := range ix.paths {
 		o := oil{allValues}
 		for _, p := range a.assigned[f] {
-			po, t := translate(p, len(ix.mk[f]) > 0, ix.spec.Sparse, len(ix.paths) > 1)
+			var po oil
+			var t tightness
+			if ix.wild != nil && f == ix.wild.valueCol() {
+				// A wildcard index is sparse: it holds no key for a
+				// missing path.
+				po, t = translate(p, len(ix.mk[f]) > 0, true, len(ix.spec.Fields) > 1)
+				po, t = ix.wild.translate(po, t)
+			} else {
+				po, t = translate(p, len(ix.mk[f]) > 0, ix.spec.Sparse, len(ix.paths) > 1)
+			}
 			o = intersect(o, po)
 			a.tight[p] = t
 		}
 		a.bounds = append(a.bounds, o)
+	}
+	if ix.wild != nil {
+		vc := ix.wild.valueCol()
+		a.bounds[vc] = ix.wild.valueBounds(a.bounds[vc])
+		a.bounds[ix.wild.pathCol], a.dedup = ix.wild.pathBounds(a.bounds[vc])
 	}
 	return a
 }

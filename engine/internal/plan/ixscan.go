@@ -54,8 +54,9 @@ type ixScan struct {
 	uniqueIx bool
 }
 
-func newIXScan(e *env, ix *indexInfo, bounds []oil, dir int) *ixScan {
-	s := &ixScan{env: e, ix: ix, bounds: bounds, dir: dir, dedup: ix.multikey}
+func newIXScan(e *env, ix *indexInfo, a *assignment, dir int) *ixScan {
+	bounds := a.bounds
+	s := &ixScan{env: e, ix: ix, bounds: bounds, dir: dir, dedup: ix.multikey || a.dedup}
 	if s.dedup {
 		s.seen = map[int64]struct{}{}
 	}
@@ -308,7 +309,7 @@ func (s *ixScan) describe(d bson.D, stats bool) bson.D {
 		d = append(d, bson.E{Key: "filter", Value: s.keyFilterX.serialize("")})
 	}
 	d = append(d,
-		bson.E{Key: "keyPattern", Value: s.ix.spec.Key},
+		bson.E{Key: "keyPattern", Value: s.ix.keyPattern},
 		bson.E{Key: "indexName", Value: s.ix.spec.Name},
 		bson.E{Key: "isMultiKey", Value: s.ix.multikey},
 		bson.E{Key: "multiKeyPaths", Value: s.ix.multiKeyPaths()},

@@ -206,21 +206,21 @@ func (b *builder) candidates() ([]*candidate, error) {
 	}
 	preds := indexablePreds(b.conj)
 	if hint != nil {
-		if !hint.usable() {
-			return nil, mongoerr.New(mongoerr.NotImplemented, "hinting a wildcard index is not supported yet")
-		}
 		if hint.partial != nil && !implies(b.conj, hint.partial) {
 			return nil, errNoPlans(b.q.NS)
+		}
+		if hint.spec.IsWildcard() {
+			return b.wildcardHint(hint, preds)
 		}
 		return []*candidate{b.indexPlan(hint, preds, true)}, nil
 	}
 	var out []*candidate
-	for _, ix := range b.ixs {
+	for _, ix := range b.entries(preds) {
 		if !b.eligible(ix, b.conj) {
 			continue
 		}
 		a := ix.assign(preds)
-		if len(a.assigned[0]) == 0 {
+		if !ix.serves(a) {
 			continue
 		}
 		out = append(out, b.buildIndex(ix, a, preds))
@@ -254,6 +254,50 @@ func (b *builder) candidates() ([]*candidate, error) {
 		out = append(out, b.collScan())
 	}
 	return out, nil
+}
+
+// entries returns the indexes to consider for the predicates preds, each
+// wildcard index replaced by its entries for their paths.
+func (b *builder) entries(preds []*expr) []*indexInfo {
+	var out []*indexInfo
+	var paths []string
+	for _, ix := range b.ixs {
+		if !ix.spec.IsWildcard() {
+			out = append(out, ix)
+			continue
+		}
+		if ix.spec.Hidden {
+			continue
+		}
+		if paths == nil {
+			paths = wildPaths(preds)
+		}
+		out = append(out, ix.expandWildcard(paths)...)
+	}
+	return out
+}
+
+// wildcardHint plans a query on the wildcard index it hints: one
+// candidate per entry that some predicate bounds. mongod never scans a
+// wildcard index whole, so a hint with none fails: BadValue when the
+// index holds none of the query's paths, NoQueryExecutionPlans otherwise.
+func (b *builder) wildcardHint(ix *indexInfo, preds []*expr) ([]*candidate, error) {
+	es := ix.expandWildcard(wildPaths(preds))
+	var out []*candidate
+	for _, e := range es {
+		if a := e.assign(preds); e.serves(a) {
+			out = append(out, b.buildIndex(e, a, preds))
+		}
+	}
+	switch {
+	case len(out) > 0:
+		return out, nil
+	case len(es) == 0:
+		return nil, ErrBadHint
+	case len(es) == 1:
+		return nil, mongoerr.Newf(mongoerr.NoQueryExecutionPlans, "error processing query: ns=%s planner returned error :: caused by :: $hint: refusing to build whole-index solution, because it's a wildcard index", b.q.NS)
+	}
+	return nil, errNoPlans(b.q.NS)
 }
 
 func allBounds(n int) []oil {
@@ -347,7 +391,7 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 		}
 	}
 	fetchPreds, keyPreds := b.residual(ix, a)
-	scan := newIXScan(b.env, ix, a.bounds, dir)
+	scan := newIXScan(b.env, ix, a, dir)
 	if len(keyPreds) > 0 {
 		kx := andOf(keyPreds)
 		if f, err := compileExpr(kx); err == nil {
@@ -360,9 +404,9 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 			fetchPreds = append(fetchPreds, keyPreds...)
 		}
 	}
-	covered := len(fetchPreds) == 0 && b.coveredBy(ix)
+	covered := len(fetchPreds) == 0 && b.coveredBy(ix, a)
 	c := &candidate{
-		id:      "IXSCAN " + ix.spec.Name + fmt.Sprint(dir),
+		id:      "IXSCAN " + ix.id() + fmt.Sprint(dir),
 		indexes: []string{ix.spec.Name},
 		summary: "IXSCAN " + ix.keyPatternString(),
 		hasSort: b.q.Sort != nil && !sorted,
@@ -378,10 +422,14 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 }
 
 // coveredBy reports whether a find projection can be answered from ix's
-// keys alone.
-func (b *builder) coveredBy(ix *indexInfo) bool {
+// keys alone, scanned within a's bounds. A wildcard entry covers only
+// when it scans one path's own keys.
+func (b *builder) coveredBy(ix *indexInfo, a *assignment) bool {
 	p := b.proj
 	if !p.present || !p.simple || !p.inclusion || ix.multikey || ix.spec.Sparse {
+		return false
+	}
+	if ix.wild != nil && (ix.wild.prefixOnly || a.dedup) {
 		return false
 	}
 	if !p.idOut && ix.fieldOf("_id") < 0 {
@@ -499,7 +547,7 @@ func (b *builder) finish(c *candidate, root stage, covered bool) stage {
 // SUBPLAN of an OR), or returns nil when a branch has no usable index.
 func (b *builder) orPlan() *candidate {
 	var kids []stage
-	var names, sums []string
+	var names, ids, sums []string
 	anyRaw := false
 	for _, br := range b.root.children {
 		conj := br.conjuncts()
@@ -507,12 +555,12 @@ func (b *builder) orPlan() *candidate {
 		var best *indexInfo
 		var bestA *assignment
 		bestScore := -1
-		for _, ix := range b.ixs {
+		for _, ix := range b.entries(preds) {
 			if !b.eligible(ix, conj) {
 				continue
 			}
 			a := ix.assign(preds)
-			if len(a.assigned[0]) == 0 {
+			if !ix.serves(a) {
 				continue
 			}
 			if s := score(a); s > bestScore {
@@ -524,7 +572,7 @@ func (b *builder) orPlan() *candidate {
 		}
 		sub := &builder{q: b.q, env: b.env, root: br, conj: conj, ixs: b.ixs}
 		fetchPreds, _ := sub.residual(best, bestA)
-		var st stage = newIXScan(b.env, best, bestA.bounds, 1)
+		var st stage = newIXScan(b.env, best, bestA, 1)
 		if len(fetchPreds) > 0 {
 			st = &fetch{env: b.env, child: st, filterX: andOf(fetchPreds)}
 		} else {
@@ -532,6 +580,7 @@ func (b *builder) orPlan() *candidate {
 		}
 		kids = append(kids, st)
 		names = append(names, best.spec.Name)
+		ids = append(ids, best.id())
 		sums = append(sums, "IXSCAN "+best.keyPatternString())
 	}
 	var root stage = &orStage{kids: kids, seen: map[int64]struct{}{}}
@@ -539,7 +588,7 @@ func (b *builder) orPlan() *candidate {
 		root = &fetch{env: b.env, child: root}
 	}
 	root = &subplan{child: root}
-	c := &candidate{id: "OR " + strings.Join(names, ","), indexes: uniq(names), summary: strings.Join(uniq(sums), ", "), hasFetch: true, hasSort: b.q.Sort != nil}
+	c := &candidate{id: "OR " + strings.Join(ids, ","), indexes: uniq(names), summary: strings.Join(uniq(sums), ", "), hasFetch: true, hasSort: b.q.Sort != nil}
 	c.root = b.finish(c, root, false)
 	return c
 }
