@@ -143,6 +143,14 @@ func translate(e *expr, multikey, sparse, compound bool) (oil, tightness) {
 			out = unionize(append(out, point(undefVal)))
 			t = inexactFetch
 		}
+		// A dotted path through an array of scalars indexes as null, even
+		// for a one-element array that does not make the index multikey,
+		// yet the document does not match null equality there: keep null
+		// in the bounds of a negated null and check the document.
+		if strings.Contains(c.path, ".") && containsPoint(o, nullVal) {
+			out = unionize(append(out, point(nullVal)))
+			t = inexactFetch
+		}
 		return out, t
 	}
 	return oil{allValues}, inexactFetch
