@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 )
 
 // formatDoc renders a document the way mongod's BSONObj::toString does in
@@ -123,51 +125,5 @@ func formatDouble(f float64) string {
 	return s
 }
 
-// typeName returns MongoDB's name for t as used in error messages.
-func typeName(t bson.Type) string {
-	switch t {
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeUndefined:
-		return "undefined"
-	case bson.TypeObjectID:
-		return "objectId"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeRegex:
-		return "regex"
-	case bson.TypeDBPointer:
-		return "dbPointer"
-	case bson.TypeJavaScript:
-		return "javascript"
-	case bson.TypeSymbol:
-		return "symbol"
-	case bson.TypeCodeWithScope:
-		return "javascriptWithScope"
-	case bson.TypeInt32:
-		return "int"
-	case bson.TypeTimestamp:
-		return "timestamp"
-	case bson.TypeInt64:
-		return "long"
-	case bson.TypeDecimal128:
-		return "decimal"
-	case bson.TypeMinKey:
-		return "minKey"
-	case bson.TypeMaxKey:
-		return "maxKey"
-	}
-	return "unknown type"
-}
+// typeName returns mongod's name for t as used in error messages.
+func typeName(t bson.Type) string { return bsonkit.TypeName(t) }

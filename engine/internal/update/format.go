@@ -9,57 +9,12 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 )
 
-// typeName returns mongod's name for t, as used in error messages
-// ("int", "string", "object", ...).
-func typeName(t bson.Type) string {
-	switch t {
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeUndefined:
-		return "undefined"
-	case bson.TypeObjectID:
-		return "objectId"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeRegex:
-		return "regex"
-	case bson.TypeDBPointer:
-		return "dbPointer"
-	case bson.TypeJavaScript:
-		return "javascript"
-	case bson.TypeSymbol:
-		return "symbol"
-	case bson.TypeCodeWithScope:
-		return "javascriptWithScope"
-	case bson.TypeInt32:
-		return "int"
-	case bson.TypeTimestamp:
-		return "timestamp"
-	case bson.TypeInt64:
-		return "long"
-	case bson.TypeDecimal128:
-		return "decimal"
-	case bson.TypeMinKey:
-		return "minKey"
-	case bson.TypeMaxKey:
-		return "maxKey"
-	}
-	return fmt.Sprintf("<invalid type %d>", byte(t))
-}
+// typeName returns mongod's name for t as used in error messages.
+func typeName(t bson.Type) string { return bsonkit.TypeName(t) }
 
 // fieldString renders one element the way mongod's BSONElement::toString
 // does: `name: value`.
