@@ -1,15 +1,12 @@
 package command
 
 import (
-	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
-
-func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 // fields walks the fields of a command after its first, calling fn for
 // each one that is not a generic argument. fn returns an error to reject a

@@ -210,46 +210,10 @@ func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
 }
 
 // asInt returns v as an integer when it is a number with an integral value.
-func asInt(v bson.RawValue) (int64, bool) {
-	switch v.Type {
-	case bson.TypeInt32:
-		return int64(v.Int32()), true
-	case bson.TypeInt64:
-		return v.Int64(), true
-	case bson.TypeDouble:
-		f := v.Double()
-		if f != math.Trunc(f) || math.IsInf(f, 0) || f > math.MaxInt64 || f < math.MinInt64 {
-			return 0, false
-		}
-		return int64(f), true
-	case bson.TypeDecimal128:
-		d := v.Decimal128()
-		bi, exp, err := d.BigInt()
-		if err != nil || exp != 0 || !bi.IsInt64() {
-			f, ok := decimalToFloat(d)
-			if !ok || f != math.Trunc(f) {
-				return 0, false
-			}
-			return int64(f), true
-		}
-		return bi.Int64(), true
-	}
-	return 0, false
-}
-
-func decimalToFloat(d bson.Decimal128) (float64, bool) {
-	f, err := parseFloat(d.String())
-	return f, err == nil
-}
+func asInt(v bson.RawValue) (int64, bool) { return bsonkit.ExactInt64(v) }
 
 // isNumber reports whether v is a BSON number.
-func isNumber(v bson.RawValue) bool {
-	switch v.Type {
-	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
-		return true
-	}
-	return false
-}
+func isNumber(v bson.RawValue) bool { return bsonkit.IsNumber(v.Type) }
 
 // asBool interprets v the way mongod's IDL "safeBool" does: booleans and
 // numbers (non-zero is true).
@@ -264,19 +228,7 @@ func asBool(v bson.RawValue) (bool, bool) {
 	return false, false
 }
 
-func asFloat(v bson.RawValue) (float64, bool) {
-	switch v.Type {
-	case bson.TypeInt32:
-		return float64(v.Int32()), true
-	case bson.TypeInt64:
-		return float64(v.Int64()), true
-	case bson.TypeDouble:
-		return v.Double(), true
-	case bson.TypeDecimal128:
-		return decimalToFloat(v.Decimal128())
-	}
-	return 0, false
-}
+func asFloat(v bson.RawValue) (float64, bool) { return bsonkit.Float64(v) }
 
 // typeName returns mongod's name for t as used in error messages.
 func typeName(t bson.Type) string { return bsonkit.TypeName(t) }
