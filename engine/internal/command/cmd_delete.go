@@ -16,42 +16,11 @@ func init() {
 // runDelete removes documents matching each statement's filter.
 // https://www.mongodb.com/docs/manual/reference/command/delete/
 func runDelete(ctx context.Context, r *Request) (bson.D, error) {
-	name, err := collectionName(r)
+	b, err := parseWriteBatch(r, "deletes")
 	if err != nil {
 		return nil, err
 	}
-	var (
-		stmts []bson.Raw
-		have  bool
-	)
-	ordered := true
-	err = fields("delete", r.Body, func(k string, v bson.RawValue) error {
-		var err error
-		switch k {
-		case "deletes":
-			stmts, err = docArray("delete", k, v)
-			have = true
-		case "ordered":
-			ordered, err = wantBool("delete", k, v)
-		case "let":
-			return mongoerr.New(mongoerr.NotImplemented, "delete 'let' variables require aggregation expressions, which are not supported yet")
-		default:
-			return errUnknown
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !have {
-		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'delete.deletes' is missing but a required field")
-	}
-	if len(stmts) == 0 || len(stmts) > maxWriteBatch {
-		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(stmts))
-	}
-	if err := checkWritable(r.DB, name); err != nil {
-		return nil, err
-	}
+	stmts, ordered, name := b.items, b.ordered, b.coll
 	parsed := make([]deleteSpec, len(stmts))
 	for i, raw := range stmts {
 		if parsed[i], err = parseDeleteStmt(raw); err != nil {

@@ -19,49 +19,11 @@ const maxWriteBatch = 100_000
 // runInsert inserts documents; an ordered insert stops at the first error.
 // https://www.mongodb.com/docs/manual/reference/command/insert/
 func runInsert(ctx context.Context, r *Request) (bson.D, error) {
-	name, err := collectionName(r)
+	b, err := parseWriteBatch(r, "documents")
 	if err != nil {
 		return nil, err
 	}
-	var (
-		docs    []bson.Raw
-		haveDoc bool
-		ordered = true
-	)
-	err = fields("insert", r.Body, func(k string, v bson.RawValue) error {
-		var err error
-		switch k {
-		case "documents":
-			docs, err = docArray("insert", k, v)
-			haveDoc = true
-		case "ordered":
-			ordered, err = wantBool("insert", k, v)
-		case "bypassDocumentValidation":
-			// Accepted: no validators exist yet, so there is nothing to bypass.
-			_, err = wantBool("insert", k, v)
-		case "let":
-			_, err = wantDoc("insert", k, v)
-		default:
-			return errUnknown
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !haveDoc {
-		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'insert.documents' is missing but a required field")
-	}
-	if len(docs) > maxWriteBatch {
-		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(docs))
-	}
-	if len(docs) == 0 {
-		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got 0 operations.", maxWriteBatch)
-	}
-	ns := r.DB + "." + name
-	if err := checkWritable(r.DB, name); err != nil {
-		return nil, err
-	}
+	docs, ordered, ns := b.items, b.ordered, r.DB+"."+b.coll
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)

@@ -77,44 +77,11 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 // runUpdate applies update statements.
 // https://www.mongodb.com/docs/manual/reference/command/update/
 func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
-	name, err := collectionName(r)
+	b, err := parseWriteBatch(r, "updates")
 	if err != nil {
 		return nil, err
 	}
-	var (
-		stmts []bson.Raw
-		have  bool
-	)
-	ordered := true
-	err = fields("update", r.Body, func(k string, v bson.RawValue) error {
-		var err error
-		switch k {
-		case "updates":
-			stmts, err = docArray("update", k, v)
-			have = true
-		case "ordered":
-			ordered, err = wantBool("update", k, v)
-		case "bypassDocumentValidation":
-			_, err = wantBool("update", k, v)
-		case "let":
-			return mongoerr.New(mongoerr.NotImplemented, "update 'let' variables require aggregation expressions, which are not supported yet")
-		default:
-			return errUnknown
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !have {
-		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'update.updates' is missing but a required field")
-	}
-	if len(stmts) == 0 || len(stmts) > maxWriteBatch {
-		return nil, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(stmts))
-	}
-	if err := checkWritable(r.DB, name); err != nil {
-		return nil, err
-	}
+	stmts, ordered, name := b.items, b.ordered, b.coll
 	// mongod parses every statement before running any: a malformed one
 	// fails the whole command.
 	parsed := make([]updateStmt, len(stmts))

@@ -238,3 +238,56 @@ func depth(d bson.Raw, level int) int {
 	}
 	return max
 }
+
+// writeBatch holds what insert, update and delete share: the target
+// collection, the statements and the ordered flag.
+type writeBatch struct {
+	coll    string
+	items   []bson.Raw
+	ordered bool
+}
+
+// parseWriteBatch parses a write command whose statements are in the array
+// field items. A `let` document is accepted by insert, which evaluates no
+// expressions, and answers NotImplemented for update and delete.
+// https://www.mongodb.com/docs/manual/reference/command/insert/
+func parseWriteBatch(r *Request, items string) (writeBatch, error) {
+	b := writeBatch{ordered: true}
+	name, err := collectionName(r)
+	if err != nil {
+		return b, err
+	}
+	b.coll = name
+	have := false
+	err = fields(r.Name, r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case items:
+			b.items, err = docArray(r.Name, k, v)
+			have = true
+		case "ordered":
+			b.ordered, err = wantBool(r.Name, k, v)
+		case "bypassDocumentValidation":
+			// Accepted: no validators exist yet, so there is nothing to bypass.
+			_, err = wantBool(r.Name, k, v)
+		case "let":
+			if r.Name != "insert" {
+				return mongoerr.Newf(mongoerr.NotImplemented, "%s 'let' variables require aggregation expressions, which are not supported yet", r.Name)
+			}
+			_, err = wantDoc(r.Name, k, v)
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return b, err
+	}
+	if !have {
+		return b, mongoerr.Newf(mongoerr.Code(40414), "BSON field '%s.%s' is missing but a required field", r.Name, items)
+	}
+	if len(b.items) == 0 || len(b.items) > maxWriteBatch {
+		return b, mongoerr.Newf(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", maxWriteBatch, len(b.items))
+	}
+	return b, checkWritable(r.DB, name)
+}
