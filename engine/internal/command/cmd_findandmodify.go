@@ -142,15 +142,9 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			value = found.doc
 			leo = bson.D{{Key: "n", Value: int32(1)}}
 		case found != nil:
-			_, pos := q.filter.MatchPos(found.doc)
-			out, changed, err := u.Apply(found.doc, pos, now)
+			out, _, err := applyUpdate(w, q, u, *found, now)
 			if err != nil {
 				return err
-			}
-			if changed {
-				if err := w.Update(q.coll, found.rid, found.doc, out); err != nil {
-					return err
-				}
 			}
 			value = found.doc
 			if returnNew {
@@ -158,18 +152,8 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			leo = bson.D{{Key: "n", Value: int32(1)}, {Key: "updatedExisting", Value: true}}
 		case upsert:
-			doc, err := u.Upsert(filter, now)
+			doc, err := insertUpsert(w, ns, u, filter, now)
 			if err != nil {
-				return err
-			}
-			if doc, err = prepareInsert(doc); err != nil {
-				return err
-			}
-			c, err := w.EnsureCollection(ns)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Insert(c, doc); err != nil {
 				return err
 			}
 			if returnNew {

@@ -145,15 +145,14 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 				break
 			}
 			matched = true
-			if err := applyUpdate(w, q, u, row, now); err != nil {
-				if err == errUnchanged {
-					res.n++
-					continue
-				}
+			_, changed, err := applyUpdate(w, q, u, row, now)
+			if err != nil {
 				return err
 			}
 			res.n++
-			res.nModified++
+			if changed {
+				res.nModified++
+			}
 		}
 		if matched {
 			return nil
@@ -162,18 +161,8 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if !st.upsert {
 		return nil
 	}
-	doc, err := u.Upsert(st.q, now)
+	doc, err := insertUpsert(w, ns, u, st.q, now)
 	if err != nil {
-		return err
-	}
-	if doc, err = prepareInsert(doc); err != nil {
-		return err
-	}
-	c, err := w.EnsureCollection(ns)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Insert(c, doc); err != nil {
 		return err
 	}
 	res.n++
@@ -181,22 +170,35 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	return nil
 }
 
-// errUnchanged reports a no-op update: the document matched but the
-// update left it as it was, so nothing is written.
-var errUnchanged = mongoerr.New(mongoerr.OK, "unchanged")
-
-// applyUpdate applies u to one row and stages the new document.
-func applyUpdate(w *storage.Writer, q *query, u *update.Update, row row, now time.Time) error {
+// applyUpdate applies u to one row and stages the new document unless
+// the update left it unchanged (a no-op is not written). It returns the
+// document after the update.
+func applyUpdate(w *storage.Writer, q *query, u *update.Update, row row, now time.Time) (bson.Raw, bool, error) {
 	_, pos := q.filter.MatchPos(row.doc)
 	out, changed, err := u.Apply(row.doc, pos, now)
-	if err != nil {
-		return err
-	}
-	if !changed {
-		return errUnchanged
+	if err != nil || !changed {
+		return out, false, err
 	}
 	if len(out) > wire.MaxDocumentSize {
-		return mongoerr.Newf(mongoerr.BSONObjectTooLarge, "Resulting document after update is larger than %d", wire.MaxDocumentSize)
+		return nil, false, mongoerr.Newf(mongoerr.BSONObjectTooLarge, "Resulting document after update is larger than %d", wire.MaxDocumentSize)
 	}
-	return w.Update(q.coll, row.rid, row.doc, out)
+	return out, true, w.Update(q.coll, row.rid, row.doc, out)
+}
+
+// insertUpsert builds the document an upsert inserts when nothing matched
+// filter, and stages it, creating the collection if needed.
+func insertUpsert(w *storage.Writer, ns string, u *update.Update, filter bson.Raw, now time.Time) (bson.Raw, error) {
+	doc, err := u.Upsert(filter, now)
+	if err != nil {
+		return nil, err
+	}
+	if doc, err = prepareInsert(doc); err != nil {
+		return nil, err
+	}
+	c, err := w.EnsureCollection(ns)
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.Insert(c, doc)
+	return doc, err
 }
