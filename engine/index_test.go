@@ -211,3 +211,23 @@ func TestTTLMonitorDeletesExpiredDocuments(t *testing.T) {
 		t.Fatalf("after TTL: %v", docs)
 	}
 }
+
+func TestCollStatsStage(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("c")
+	seed(t, c, 5)
+	cur, err := c.Aggregate(ctx, mongo.Pipeline{{{Key: "$collStats", Value: bson.D{{Key: "storageStats", Value: bson.D{}}, {Key: "count", Value: bson.D{}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []bson.Raw
+	if err := cur.All(ctx, &docs); err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Lookup("count").Int64() != 5 || docs[0].Lookup("storageStats", "count").Int64() != 5 || docs[0].Lookup("storageStats", "nindexes").Int32() != 1 {
+		t.Fatalf("$collStats = %v", docs)
+	}
+	_, err = c.Aggregate(ctx, mongo.Pipeline{{{Key: "$collStats", Value: bson.D{{Key: "latencyStats", Value: bson.D{}}}}}})
+	wantCode(t, err, 238, "NotImplemented")
+}

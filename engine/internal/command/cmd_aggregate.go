@@ -75,8 +75,8 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
 	ns := r.DB + "." + name
-	if len(stages) > 0 && isIndexStats(stages[0]) {
-		src, err := r.indexStatsSource(ns, stages)
+	if len(stages) > 0 && isStatsStage(stages[0]) {
+		src, err := r.statsSource(ns, stages)
 		if err != nil {
 			return nil, err
 		}

@@ -49,7 +49,13 @@ func runCollStats(ctx context.Context, r *Request) (bson.D, error) {
 	if c == nil {
 		return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "Collection [%s] not found.", ns)
 	}
-	snap := r.Env.Store.Snapshot()
+	return r.Env.storageStats(c, scale)
+}
+
+// storageStats returns collStats' figures for c divided by scale, the
+// storageStats document of $collStats.
+func (e *Env) storageStats(c *storage.Collection, scale int64) (bson.D, error) {
+	snap := e.Store.Snapshot()
 	defer snap.Close()
 	st, err := storage.CollStats(snap, c)
 	if err != nil {
@@ -67,7 +73,7 @@ func runCollStats(ctx context.Context, r *Request) (bson.D, error) {
 		avg = st.Size / st.Count
 	}
 	return bson.D{
-		{Key: "ns", Value: ns},
+		{Key: "ns", Value: c.NS},
 		{Key: "size", Value: st.Size / scale},
 		{Key: "count", Value: st.Count},
 		{Key: "avgObjSize", Value: avg},
