@@ -6,8 +6,9 @@
 // one {$_path, <path>} entry per queried path), runs them as trees of stages
 // that count their work as mongod's classic engine does, picks the most
 // productive candidate by a trial run (mongod's multi-planner), caches the
-// choice per query shape, and renders explain output in MongoDB 7.0's
-// classic shape.
+// choice per query shape (replanning when a cached plan needs more than
+// ten times its trial works, as mongod's CachedPlanStage does), and
+// renders explain output in MongoDB 7.0's classic shape.
 //
 // plan imports storage, index, keystring, match, order, bsonkit and
 // mongoerr. It must not import command, server or wire.

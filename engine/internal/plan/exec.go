@@ -56,8 +56,21 @@ type Planner struct {
 
 type collCache struct {
 	coll    *storage.Collection
-	entries map[string]string // shape → candidate id
+	entries map[string]cacheEntry // by query shape
 }
+
+// cacheEntry is a shape's cached choice: the winning candidate and the
+// works it needed in its trial, which bound how long the cached plan may
+// run before it is judged stale (see replanRatio).
+type cacheEntry struct {
+	id    string
+	works int64
+}
+
+// replanRatio is mongod's internalQueryCacheEvictionRatio: a cached plan
+// that needs more than this many times its trial works to produce a trial's
+// worth of results is evicted and the query is planned afresh.
+const replanRatio = 10
 
 // NewPlanner returns a planner with an empty plan cache.
 func NewPlanner() *Planner { return &Planner{cache: map[string]*collCache{}} }
@@ -100,27 +113,36 @@ func (p *Planner) CacheSize(ns string, c *storage.Collection) int {
 // lookup returns the cached candidate id of a shape. A catalog change
 // (index created or dropped, a new multikey path) publishes a new
 // *storage.Collection, which evicts the collection's entries.
-func (p *Planner) lookup(ns string, c *storage.Collection, shape string) (string, bool) {
+func (p *Planner) lookup(ns string, c *storage.Collection, shape string) (cacheEntry, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cc := p.cache[ns]
 	if cc == nil || cc.coll != c {
 		delete(p.cache, ns)
-		return "", false
+		return cacheEntry{}, false
 	}
-	id, ok := cc.entries[shape]
-	return id, ok
+	e, ok := cc.entries[shape]
+	return e, ok
 }
 
-func (p *Planner) store(ns string, c *storage.Collection, shape, id string) {
+func (p *Planner) store(ns string, c *storage.Collection, shape string, e cacheEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cc := p.cache[ns]
 	if cc == nil || cc.coll != c {
-		cc = &collCache{coll: c, entries: map[string]string{}}
+		cc = &collCache{coll: c, entries: map[string]cacheEntry{}}
 		p.cache[ns] = cc
 	}
-	cc.entries[shape] = id
+	cc.entries[shape] = e
+}
+
+// evict drops one shape's cached choice.
+func (p *Planner) evict(ns, shape string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cc := p.cache[ns]; cc != nil {
+		delete(cc.entries, shape)
+	}
 }
 
 // Executor runs a chosen plan. It is used by one goroutine and must be
@@ -135,6 +157,7 @@ type Executor struct {
 	buf        []*member
 	multi      bool
 	fromCache  bool
+	replanned  bool // a cached plan was evicted and the query replanned
 	queryHash  string
 	cacheKey   string
 	elapsed    time.Duration
@@ -177,10 +200,28 @@ func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Execu
 		x.win = cands[0]
 	} else {
 		if !q.NoCache {
-			if id, ok := p.lookup(q.NS, q.Coll, shape); ok {
+			if entry, ok := p.lookup(q.NS, q.Coll, shape); ok {
 				for _, c := range cands {
-					if c.id == id {
+					if c.id == entry.id {
 						x.win, x.fromCache = c, true
+					}
+				}
+				if x.win != nil {
+					fresh, err := x.checkCached(ctx, entry.works)
+					if err != nil {
+						return nil, err
+					}
+					if !fresh {
+						// Replan: the cached plan ran past its budget, so
+						// its state is spent; build the candidates anew.
+						p.evict(q.NS, shape)
+						for _, c := range cands {
+							c.root.close()
+						}
+						if cands, err = b.candidates(); err != nil {
+							return nil, err
+						}
+						x.cands, x.win, x.fromCache, x.replanned = cands, nil, false, true
 					}
 				}
 			}
@@ -190,7 +231,7 @@ func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Execu
 				return nil, err
 			}
 			if !q.NoCache {
-				p.store(q.NS, q.Coll, shape, x.win.id)
+				p.store(q.NS, q.Coll, shape, cacheEntry{id: x.win.id, works: x.win.root.counters().works})
 			}
 		}
 		for _, c := range cands {
@@ -251,6 +292,35 @@ func shapeString(parsed *expr, sort, projection bson.Raw) string {
 // trial runs the candidates round-robin until one reaches EOF or returns
 // enough results, or all have done the maximum works, and picks the most
 // productive (mongod's MultiPlanStage and plan_ranker).
+// checkCached runs the cached winner alone, as mongod's CachedPlanStage
+// does, buffering its results: it reports fresh when the plan produces a
+// trial's worth of results (or finishes) within replanRatio times the
+// works it needed when it was cached, and stale otherwise.
+func (x *Executor) checkCached(ctx context.Context, cachedWorks int64) (fresh bool, err error) {
+	want := int64(trialResults)
+	if x.q.Limit > 0 && x.q.Limit < want {
+		want = x.q.Limit
+	}
+	budget := replanRatio * max(cachedWorks, 1)
+	c := x.win
+	for i := int64(0); i < budget; i++ {
+		st, m, err := work(ctx, c.root)
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case advanced:
+			c.buf = append(c.buf, m)
+			if int64(len(c.buf)) >= want {
+				return true, nil
+			}
+		case isEOF:
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (x *Executor) trial(ctx context.Context, cands []*candidate) error {
 	x.multi = true
 	want := int64(trialResults)
