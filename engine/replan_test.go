@@ -5,6 +5,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/internal/explaintest"
 )
 
 // indexOps returns $indexStats' accesses.ops per index name.
@@ -72,5 +74,43 @@ func TestCachedPlanIsReplannedWhenItGoesStale(t *testing.T) {
 	}
 	if ops := indexOps(t, c); ops["b_1"] != 2 {
 		t.Fatalf("ops after the third query = %v", ops)
+	}
+}
+
+// TestContainedOrUsesIndexUnion plans {a, $or: [{b}, {c}]} with indexes on
+// b and c only as the union of two index scans, each branch filtered by a,
+// and returns exactly what a collection scan returns.
+func TestContainedOrUsesIndexUnion(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("c")
+	docs := make([]any, 0, 2000)
+	for i := 0; i < 2000; i++ {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 2}, {Key: "b", Value: i % 500}, {Key: "c", Value: i % 400}})
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"b", "c"} {
+		if _, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: k, Value: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filter := bson.D{{Key: "a", Value: 0}, {Key: "$or", Value: bson.A{bson.D{{Key: "b", Value: 4}}, bson.D{{Key: "c", Value: 6}}}}}
+	res := explaintest.Run(t, db, bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: filter}})
+	if !res.HasStage("OR") || !res.Uses("b_1") || !res.Uses("c_1") || res.HasStage("COLLSCAN") || res.HasStage("SUBPLAN") {
+		t.Fatalf("plan = %s", res)
+	}
+	// b=4: ids 4, 504, 1004, 1504 (all even); c=6: 6, 406, 806, 1206, 1606.
+	if res.NReturned() != 9 || res.DocsExamined() != 9 {
+		t.Fatalf("nReturned %d, docsExamined %d", res.NReturned(), res.DocsExamined())
+	}
+	n, err := c.CountDocuments(ctx, filter)
+	if err != nil || n != 9 {
+		t.Fatalf("count = %d %v", n, err)
+	}
+	odd := bson.D{{Key: "a", Value: 1}, {Key: "$or", Value: bson.A{bson.D{{Key: "b", Value: 4}}, bson.D{{Key: "c", Value: 6}}}}}
+	if n, _ := c.CountDocuments(ctx, odd); n != 0 {
+		t.Fatalf("a=1 count = %d, want 0", n)
 	}
 }

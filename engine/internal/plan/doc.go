@@ -2,7 +2,7 @@
 // filter, a sort and a projection into candidate plans over a collection's
 // indexes (index bounds per key field, including $in point intervals,
 // anchored regex prefixes, $elemMatch on compound multikey indexes,
-// rooted $or as a union of index scans, wildcard indexes expanded into
+// rooted and contained $or as a union of index scans, wildcard indexes expanded into
 // one {$_path, <path>} entry per queried path), runs them as trees of stages
 // that count their work as mongod's classic engine does, picks the most
 // productive candidate by a trial run (mongod's multi-planner), caches the

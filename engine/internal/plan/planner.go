@@ -226,7 +226,11 @@ func (b *builder) candidates() ([]*candidate, error) {
 		out = append(out, b.buildIndex(ix, a, preds))
 	}
 	if b.root != nil && b.root.kind == kOr {
-		if c := b.orPlan(); c != nil {
+		if c := b.orPlan(b.root, nil, true); c != nil {
+			out = append(out, c)
+		}
+	} else if or, outer := containedOr(b.conj); or != nil {
+		if c := b.orPlan(or, outer, false); c != nil {
 			out = append(out, c)
 		}
 	}
@@ -545,12 +549,29 @@ func (b *builder) finish(c *candidate, root stage, covered bool) stage {
 
 // orPlan answers a rooted $or with one index scan per branch (mongod's
 // SUBPLAN of an OR), or returns nil when a branch has no usable index.
-func (b *builder) orPlan() *candidate {
+// containedOr returns the first $or among the top-level conjuncts of a
+// filter and the other conjuncts, or nil when there is none.
+func containedOr(conj []*expr) (*expr, []*expr) {
+	for i, e := range conj {
+		if e.kind == kOr {
+			outer := append(append([]*expr(nil), conj[:i]...), conj[i+1:]...)
+			return e, outer
+		}
+	}
+	return nil, nil
+}
+
+// orPlan plans an $or branch by branch as a union of index scans, or
+// returns nil when some branch has no usable index. A rooted $or is
+// wrapped in SUBPLAN, as mongod plans it; a contained $or distributes the
+// other conjuncts (outer) into every branch, so that (X and (A or B)) runs
+// as (X and A) or (X and B), each branch fetched and filtered in full.
+func (b *builder) orPlan(or *expr, outer []*expr, rooted bool) *candidate {
 	var kids []stage
 	var names, ids, sums []string
 	anyRaw := false
-	for _, br := range b.root.children {
-		conj := br.conjuncts()
+	for _, br := range or.children {
+		conj := append(append([]*expr(nil), outer...), br.conjuncts()...)
 		preds := indexablePreds(conj)
 		var best *indexInfo
 		var bestA *assignment
@@ -570,7 +591,7 @@ func (b *builder) orPlan() *candidate {
 		if best == nil {
 			return nil
 		}
-		sub := &builder{q: b.q, env: b.env, root: br, conj: conj, ixs: b.ixs}
+		sub := &builder{q: b.q, env: b.env, root: andOf(conj), conj: conj, ixs: b.ixs}
 		fetchPreds, _ := sub.residual(best, bestA)
 		var st stage = newIXScan(b.env, best, bestA, 1)
 		if len(fetchPreds) > 0 {
@@ -587,7 +608,9 @@ func (b *builder) orPlan() *candidate {
 	if anyRaw {
 		root = &fetch{env: b.env, child: root}
 	}
-	root = &subplan{child: root}
+	if rooted {
+		root = &subplan{child: root}
+	}
 	c := &candidate{id: "OR " + strings.Join(ids, ","), indexes: uniq(names), summary: strings.Join(uniq(sums), ", "), hasFetch: true, hasSort: b.q.Sort != nil}
 	c.root = b.finish(c, root, false)
 	return c
