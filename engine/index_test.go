@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/formworkdb/formwork/engine"
+	"github.com/formworkdb/formwork/internal/explaintest"
 	"github.com/formworkdb/formwork/internal/testenv"
 )
 
@@ -229,5 +230,50 @@ func TestCollStatsStage(t *testing.T) {
 		t.Fatalf("$collStats = %v", docs)
 	}
 	_, err = c.Aggregate(ctx, mongo.Pipeline{{{Key: "$collStats", Value: bson.D{{Key: "latencyStats", Value: bson.D{}}}}}})
+	wantCode(t, err, 238, "NotImplemented")
+}
+
+func TestCollModHidesIndexAndChangesTTL(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("c")
+	seed(t, c, 20)
+	if _, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "n", Value: 1}}, Options: options.Index().SetExpireAfterSeconds(100)}); err != nil {
+		t.Fatal(err)
+	}
+	find := bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "n", Value: 3}}}}
+	if res := explaintest.Run(t, db, find); !res.Uses("n_1") {
+		t.Fatalf("before hiding: %s", res)
+	}
+	var reply bson.M
+	err := db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "index", Value: bson.D{{Key: "name", Value: "n_1"}, {Key: "hidden", Value: true}}}}).Decode(&reply)
+	if err != nil || reply["hidden_old"] != false || reply["hidden_new"] != true {
+		t.Fatalf("collMod hidden: %v %v", reply, err)
+	}
+	if res := explaintest.Run(t, db, find); res.Uses("n_1") || !res.HasStage("COLLSCAN") {
+		t.Fatalf("hidden index still used: %s", res)
+	}
+	lc, err := db.RunCommand(ctx, bson.D{{Key: "listIndexes", Value: "c"}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bson.Raw(lc.Lookup("cursor", "firstBatch").Array()).Index(1).Value().Document()
+	if h, ok := second.Lookup("hidden").BooleanOK(); !ok || !h {
+		t.Fatalf("listIndexes = %v", second)
+	}
+	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "index", Value: bson.D{{Key: "keyPattern", Value: bson.D{{Key: "n", Value: 1}}}, {Key: "hidden", Value: false}, {Key: "expireAfterSeconds", Value: 5}}}}).Decode(&reply)
+	if err != nil || reply["expireAfterSeconds_old"] != int32(100) || reply["expireAfterSeconds_new"] != int32(5) {
+		t.Fatalf("collMod ttl: %v %v", reply, err)
+	}
+	if res := explaintest.Run(t, db, find); !res.Uses("n_1") {
+		t.Fatalf("after unhiding: %s", res)
+	}
+	specs, _ := c.Indexes().ListSpecifications(ctx)
+	if specs[1].ExpireAfterSeconds == nil || *specs[1].ExpireAfterSeconds != 5 {
+		t.Fatalf("ttl after collMod = %+v", specs[1])
+	}
+	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "index", Value: bson.D{{Key: "name", Value: "nope"}, {Key: "hidden", Value: true}}}}).Err()
+	wantCode(t, err, 27, "IndexNotFound")
+	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "validator", Value: bson.D{}}}).Err()
 	wantCode(t, err, 238, "NotImplemented")
 }
