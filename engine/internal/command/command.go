@@ -51,12 +51,6 @@ var aliases = map[string]string{
 
 func register(name string, s *spec) { table[name] = s }
 
-// Reply is the outcome of Dispatch: the reply document, or nothing when the
-// client asked for no reply (an unacknowledged write).
-type Reply struct {
-	Doc bson.Raw
-}
-
 // Dispatch runs the command in body (document sequences already merged)
 // for conn and returns its reply document. Errors become error replies;
 // nothing is returned as a Go error.
@@ -134,15 +128,19 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	e.countOp(opKind(name))
 	ctx, op := e.beginOp(ctx, r)
 	start := time.Now()
+	run := s.run
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
-		reply, err := e.retry.run(ctx, r, s.run)
-		e.endOp(op, r, reply, err, time.Since(start))
-		return reply, err
+		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }
 	}
-	reply, err := s.run(ctx, r)
+	reply, err := run(ctx, r)
 	e.endOp(op, r, reply, err, time.Since(start))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	if err == nil && s.write {
+		// A write moves the cluster time that replies report as
+		// operationTime and $clusterTime.
+		e.clock.now()
 	}
 	return reply, err
 }
@@ -155,14 +153,4 @@ func opKind(name string) string {
 		return "query"
 	}
 	return "command"
-}
-
-// IsUnacknowledged reports whether body carries writeConcern {w: 0}.
-func IsUnacknowledged(body bson.Raw) bool {
-	v, err := body.LookupErr("writeConcern", "w")
-	if err != nil {
-		return false
-	}
-	n, ok := asInt(v)
-	return ok && n == 0
 }

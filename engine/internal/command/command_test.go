@@ -102,3 +102,19 @@ func FuzzDispatch(f *testing.F) {
 		}
 	})
 }
+
+func TestWritesAdvanceOperationTime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ping := bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}}
+	t0, i0 := run(t, e, ctx, ping).Lookup("operationTime").Timestamp()
+	run(t, e, ctx, bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{}}}, {Key: "$db", Value: "d"}})
+	t1, i1 := run(t, e, ctx, ping).Lookup("operationTime").Timestamp()
+	if t1 < t0 || (t1 == t0 && i1 <= i0) {
+		t.Fatalf("operationTime did not advance: (%d,%d) then (%d,%d)", t0, i0, t1, i1)
+	}
+	t2, i2 := run(t, e, ctx, ping).Lookup("operationTime").Timestamp()
+	if t2 != t1 || i2 != i1 {
+		t.Fatalf("a read moved operationTime: (%d,%d) then (%d,%d)", t1, i1, t2, i2)
+	}
+}

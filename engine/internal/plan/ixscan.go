@@ -41,17 +41,16 @@ type ixScan struct {
 	keyFilter  *match.Filter
 	keyFilterX *expr
 
-	it       *storage.Entries
-	st       scanState
-	seekLo   []byte
-	seekHi   []byte
-	seen     map[int64]struct{}
-	dedup    bool
-	keys     int64
-	seeks    int64
-	tested   int64
-	dropped  int64
-	uniqueIx bool
+	it      *storage.Entries
+	st      scanState
+	seekLo  []byte
+	seekHi  []byte
+	seen    map[int64]struct{}
+	dedup   bool
+	keys    int64
+	seeks   int64
+	tested  int64
+	dropped int64
 }
 
 func newIXScan(e *env, ix *indexInfo, a *assignment, dir int) *ixScan {

@@ -31,13 +31,12 @@ type candidate struct {
 
 // builder builds the candidates of one query.
 type builder struct {
-	q       *Query
-	env     *env
-	root    *expr
-	conj    []*expr
-	ixs     []*indexInfo
-	proj    projInfo
-	summary []string
+	q    *Query
+	env  *env
+	root *expr
+	conj []*expr
+	ixs  []*indexInfo
+	proj projInfo
 }
 
 // projInfo is what the planner needs of a find projection.

@@ -26,10 +26,7 @@ const (
 	decMaxExp    = 6111
 )
 
-var (
-	bigTen  = big.NewInt(10)
-	bigZero = new(big.Int)
-)
+var bigTen = big.NewInt(10)
 
 // decFromBSON converts a driver Decimal128.
 func decFromBSON(d bson.Decimal128) dec {

@@ -126,15 +126,6 @@ func (e *elem) fieldName() string {
 	return e.name
 }
 
-// depth returns how many containers lie above e (1 for a top-level field).
-func (e *elem) depth() int {
-	d := 0
-	for p := e.parent; p != nil; p = p.parent {
-		d++
-	}
-	return d
-}
-
 // value returns e's value, encoding an expanded container.
 func (e *elem) value() bson.RawValue {
 	if e.expanded {
@@ -207,11 +198,6 @@ func (e *elem) remove() {
 	}
 	p.kids = append(p.kids[:i], p.kids[i+1:]...)
 	e.parent = nil
-}
-
-// clone returns a detached deep copy of e's value under a new name.
-func (e *elem) clone(name string) *elem {
-	return newValue(name, e.value())
 }
 
 // pathOf returns the dotted path from the root to e, as mongod's

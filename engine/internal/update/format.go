@@ -26,13 +26,6 @@ func fieldString(name string, v bson.RawValue) string {
 	return b.String()
 }
 
-// valueString renders a value without a field name.
-func valueString(v bson.RawValue) string {
-	var b strings.Builder
-	writeValue(&b, v, 0)
-	return b.String()
-}
-
 // docString renders a document as mongod's BSONObj::toString does:
 // `{ a: 1, b: "x" }`, or `{}` when empty.
 func docString(doc []byte) string {

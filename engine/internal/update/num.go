@@ -21,14 +21,6 @@ type num struct {
 	valid bool
 }
 
-func isNumberType(t bson.Type) bool {
-	switch t {
-	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
-		return true
-	}
-	return false
-}
-
 // numOf reads a numeric value; ok is false for other types.
 func numOf(v bson.RawValue) (num, bool) {
 	switch v.Type {
