@@ -39,6 +39,24 @@
 //	----
 //	{"n": 1, "nModified": 1}
 //
+//	eval
+//	{"$add": ["$a", 1]}
+//	----
+//	{"r": {"$numberInt": "2"}}
+//
+// eval evaluates one aggregation expression against each document of the
+// collection in _id order, as the pipeline [{$sort: {_id: 1}}, {$project:
+// {_id: 0, r: <expression>}}]; a result that is missing prints as {}.
+//
+//	agg
+//	{"$match": {"a": {"$gt": 1}}}
+//	{"$group": {"_id": null, "n": {"$sum": 1}}}
+//	----
+//	{"_id": null, "n": {"$numberInt": "2"}}
+//
+// agg runs an aggregate on the collection with one stage per input line
+// (or a whole pipeline array as the input) and prints the documents.
+//
 // cmd runs one command document (the input may span lines). Replies with a
 // cursor are drained with getMore and print one document per line. The
 // write commands insert, update, delete and findAndModify print their

@@ -81,6 +81,24 @@ func (r *runner) directive(ctx context.Context, t *testing.T, d *datadriven.Test
 			return r.runIDs(ctx, cmd)
 		}
 		return r.runCommand(ctx, cmd)
+	case "eval":
+		cmd, err := evalCommand(coll, d.Input)
+		if err != nil {
+			return "", err
+		}
+		if err := r.learnCommand(cmd); err != nil {
+			return "", err
+		}
+		return r.runCommand(ctx, cmd)
+	case "agg":
+		cmd, err := aggCommand(coll, d.Input)
+		if err != nil {
+			return "", err
+		}
+		if err := r.learnCommand(cmd); err != nil {
+			return "", err
+		}
+		return r.runCommand(ctx, cmd)
 	case "cmd":
 		doc, err := ParseDoc(d.Input)
 		if err != nil {
@@ -156,6 +174,42 @@ func findCommand(coll, input string) (bson.D, error) {
 }
 
 var emptyDoc = []byte{5, 0, 0, 0, 0}
+
+// evalCommand builds the aggregate of an eval directive: the documents in
+// _id order, each projected to {r: <expression>}.
+func evalCommand(coll, input string) (bson.D, error) {
+	e, err := ParseDoc(`{"r": ` + strings.TrimSpace(input) + `}`)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	pipeline := bson.A{
+		bson.D{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}},
+		bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "r", Value: e.Lookup("r")}}}},
+	}
+	return bson.D{{Key: "aggregate", Value: coll}, {Key: "pipeline", Value: pipeline}, {Key: "cursor", Value: bson.D{}}}, nil
+}
+
+// aggCommand builds the aggregate of an agg directive: one stage per
+// input line, or a whole pipeline array on the first line.
+func aggCommand(coll, input string) (bson.D, error) {
+	pipeline := bson.A{}
+	ls := lines(input)
+	if len(ls) > 0 && strings.HasPrefix(strings.TrimSpace(ls[0]), "[") {
+		doc, err := ParseDoc(`{"p": ` + strings.Join(ls, "\n") + `}`)
+		if err != nil {
+			return nil, fmt.Errorf("agg: %w", err)
+		}
+		return bson.D{{Key: "aggregate", Value: coll}, {Key: "pipeline", Value: doc.Lookup("p")}, {Key: "cursor", Value: bson.D{}}}, nil
+	}
+	for _, l := range ls {
+		st, err := ParseDoc(l)
+		if err != nil {
+			return nil, fmt.Errorf("agg: %w", err)
+		}
+		pipeline = append(pipeline, st)
+	}
+	return bson.D{{Key: "aggregate", Value: coll}, {Key: "pipeline", Value: pipeline}, {Key: "cursor", Value: bson.D{}}}, nil
+}
 
 // runIDs runs a find that prints only the _id values of the result, on
 // one line in relaxed Extended JSON, sorted by _id unless the directive
