@@ -13,13 +13,17 @@ func init() {
 	register("aggregate", &spec{run: runAggregate, apiV1: true, help: "run an aggregation pipeline"})
 }
 
-// runAggregate runs the subset of the aggregation framework that drivers
-// use for countDocuments: leading $match, $sort, $skip and $limit stages
-// (executed as a query) followed by $count or a $group on a constant _id
-// with $sum of a constant. Every other stage answers NotImplemented until
-// the aggregation engine exists.
-// https://www.mongodb.com/docs/manual/reference/command/aggregate/
-func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
+// aggregateParams are the fields of an aggregate command.
+type aggregateParams struct {
+	ns        string
+	stages    []bson.Raw
+	haveCur   bool
+	batchSize int64
+	explain   bool
+}
+
+// parseAggregate parses an aggregate command's fields.
+func parseAggregate(r *Request) (*aggregateParams, error) {
 	first := r.Body.Index(0).Value()
 	name, ok := first.StringValueOK()
 	if !ok {
@@ -28,25 +32,20 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	if err := validCollName(r.DB, name); err != nil {
 		return nil, err
 	}
-	var (
-		stages    []bson.Raw
-		havePipe  bool
-		haveCur   bool
-		batchSize int64 = defaultBatchSize
-		explain   bool
-	)
+	p := &aggregateParams{ns: r.DB + "." + name, batchSize: defaultBatchSize}
+	havePipe := false
 	err := fields("aggregate", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
 		case "pipeline":
-			stages, err = docArray("aggregate", k, v)
+			p.stages, err = docArray("aggregate", k, v)
 			havePipe = true
 		case "cursor":
 			var d bson.Raw
 			if d, err = wantDoc("aggregate", k, v); err == nil {
-				haveCur = true
+				p.haveCur = true
 				if bs, e := d.LookupErr("batchSize"); e == nil {
-					batchSize, err = wantNonNegative("aggregate", "cursor.batchSize", bs)
+					p.batchSize, err = wantNonNegative("aggregate", "cursor.batchSize", bs)
 				}
 			}
 		case "allowDiskUse", "bypassDocumentValidation":
@@ -54,7 +53,7 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "explain":
-			explain, err = wantBool("aggregate", k, v)
+			p.explain, err = wantBool("aggregate", k, v)
 		case "hint", "let":
 			return mongoerr.Newf(mongoerr.NotImplemented, "aggregate option '%s' is not supported yet", k)
 		default:
@@ -68,21 +67,25 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	if !havePipe {
 		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'aggregate.pipeline' is missing but a required field")
 	}
-	if explain {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "explain of aggregate is not supported yet")
-	}
-	if !haveCur {
-		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
-	}
-	ns := r.DB + "." + name
+	return p, nil
+}
+
+// aggregatePlan is how an aggregate runs: a stats source stage, or the
+// leading stages as a query followed by an optional final stage.
+type aggregatePlan struct {
+	stats bool   // the pipeline starts with $collStats or $indexStats
+	q     *query // the leading $match/$sort/$skip/$limit
+	tail  func([]bson.Raw) ([]bson.Raw, error)
+}
+
+// plan splits p's pipeline into the query its leading stages form and the
+// stage after them, compiled against the collection as it is now.
+func (p *aggregateParams) plan(r *Request) (*aggregatePlan, error) {
+	stages := p.stages
 	if len(stages) > 0 && isStatsStage(stages[0]) {
-		src, err := r.statsSource(ns, stages)
-		if err != nil {
-			return nil, err
-		}
-		return openCursor(ctx, r, ns, src, batchSize, false)
+		return &aggregatePlan{stats: true}, nil
 	}
-	q := &query{coll: r.Env.Store.Collection(ns)}
+	q := &query{coll: r.Env.Store.Collection(p.ns)}
 	var filter, sortSpec bson.Raw
 	i := 0
 	// Leading stages become one query, in the order MongoDB allows them to
@@ -143,8 +146,8 @@ loop:
 	if err := q.setSort(sortSpec); err != nil {
 		return nil, err
 	}
+	ap := &aggregatePlan{q: q}
 	rest := stages[i:]
-	var tail func([]bson.Raw) ([]bson.Raw, error)
 	switch {
 	case len(rest) == 0:
 	case len(rest) == 1:
@@ -152,15 +155,47 @@ loop:
 		if err != nil {
 			return nil, err
 		}
-		tail = t
+		ap.tail = t
 	default:
 		return nil, unsupportedStage(rest[0])
 	}
-	src, err := r.findSource(ctx, q, nil)
+	return ap, nil
+}
+
+// runAggregate runs the subset of the aggregation framework that drivers
+// use for countDocuments: leading $match, $sort, $skip and $limit stages
+// (executed as a query) followed by $count or a $group on a constant _id
+// with $sum of a constant. Every other stage answers NotImplemented until
+// the aggregation engine exists.
+// https://www.mongodb.com/docs/manual/reference/command/aggregate/
+func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
+	p, err := parseAggregate(r)
 	if err != nil {
 		return nil, err
 	}
-	if tail != nil {
+	if p.explain {
+		return nil, mongoerr.New(mongoerr.NotImplemented, "explain of aggregate is not supported yet")
+	}
+	if !p.haveCur {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
+	}
+	ns, batchSize := p.ns, p.batchSize
+	ap, err := p.plan(r)
+	if err != nil {
+		return nil, err
+	}
+	if ap.stats {
+		src, err := r.statsSource(ns, p.stages)
+		if err != nil {
+			return nil, err
+		}
+		return openCursor(ctx, r, ns, src, batchSize, false)
+	}
+	src, err := r.findSource(ctx, ap.q, nil)
+	if err != nil {
+		return nil, err
+	}
+	if ap.tail != nil {
 		var docs []bson.Raw
 		for {
 			d, err := src.Next(ctx)
@@ -174,7 +209,7 @@ loop:
 			docs = append(docs, d)
 		}
 		src.Close()
-		out, err := tail(docs)
+		out, err := ap.tail(docs)
 		if err != nil {
 			return nil, err
 		}

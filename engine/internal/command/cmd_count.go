@@ -16,15 +16,21 @@ func init() {
 	register("distinct", &spec{run: runDistinct, help: "distinct values of a field"})
 }
 
-// runCount counts documents matching query, after skip and up to limit.
-// https://www.mongodb.com/docs/manual/reference/command/count/
-func runCount(ctx context.Context, r *Request) (bson.D, error) {
+// countParams are the fields of a count command.
+type countParams struct {
+	ns          string
+	filter      bson.Raw
+	skip, limit int64
+	hint        bson.RawValue
+}
+
+// parseCount parses a count command's fields.
+func parseCount(r *Request) (*countParams, error) {
 	name, err := collectionName(r)
 	if err != nil {
 		return nil, err
 	}
-	q := &query{coll: r.Env.Store.Collection(r.DB + "." + name)}
-	var filter bson.Raw
+	p := &countParams{ns: r.DB + "." + name}
 	err = fields("count", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
@@ -32,7 +38,7 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 			if v.Type == bson.TypeNull {
 				return nil
 			}
-			filter, err = wantDoc("count", k, v)
+			p.filter, err = wantDoc("count", k, v)
 		case "limit":
 			// A negative limit counts like its absolute value.
 			n, ok := asInt(v)
@@ -42,11 +48,11 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 			if n < 0 {
 				n = -n
 			}
-			q.limit = n
+			p.limit = n
 		case "skip":
-			q.skip, err = wantNonNegative("count", k, v)
+			p.skip, err = wantNonNegative("count", k, v)
 		case "hint":
-			q.hint = v
+			p.hint = v
 		case "collation":
 			err = checkCollation(v)
 		case "fields", "readConcern", "query_settings":
@@ -58,15 +64,32 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := q.setFilter(filter); err != nil {
+	return p, nil
+}
+
+// query compiles p's filter and hint against the collection as it is now.
+func (p *countParams) query(r *Request) (*query, error) {
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint}
+	if err := q.setFilter(p.filter); err != nil {
 		return nil, err
 	}
-	if err := q.checkHint(); err != nil {
+	return q, q.resolveHint()
+}
+
+// runCount counts documents matching query, after skip and up to limit.
+// https://www.mongodb.com/docs/manual/reference/command/count/
+func runCount(ctx context.Context, r *Request) (bson.D, error) {
+	p, err := parseCount(r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.query(r)
+	if err != nil {
 		return nil, err
 	}
 	snap := r.snapshot(q)
 	defer snap.Close()
-	rows, err := q.rows(ctx, snap)
+	rows, err := q.rows(ctx, snap, r.queryEnv())
 	if err != nil {
 		return nil, err
 	}
@@ -92,33 +115,35 @@ func int32OrLong(n int64) any {
 	return n
 }
 
-// runDistinct returns the distinct values of key among matching documents,
-// array elements counted one by one, in BSON order.
-// https://www.mongodb.com/docs/manual/reference/command/distinct/
-func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
+// distinctParams are the fields of a distinct command.
+type distinctParams struct {
+	ns     string
+	key    string
+	filter bson.Raw
+	hint   bson.RawValue
+}
+
+// parseDistinct parses a distinct command's fields.
+func parseDistinct(r *Request) (*distinctParams, error) {
 	name, err := collectionName(r)
 	if err != nil {
 		return nil, err
 	}
-	q := &query{coll: r.Env.Store.Collection(r.DB + "." + name)}
-	var (
-		filter bson.Raw
-		key    string
-		hasKey bool
-	)
+	p := &distinctParams{ns: r.DB + "." + name}
+	hasKey := false
 	err = fields("distinct", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
 		case "key":
-			key, err = wantString("distinct", k, v)
+			p.key, err = wantString("distinct", k, v)
 			hasKey = true
 		case "query":
 			if v.Type == bson.TypeNull {
 				return nil
 			}
-			filter, err = wantDoc("distinct", k, v)
+			p.filter, err = wantDoc("distinct", k, v)
 		case "hint":
-			q.hint = v
+			p.hint = v
 		case "collation":
 			err = checkCollation(v)
 		default:
@@ -132,27 +157,45 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 	if !hasKey {
 		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'distinct.key' is missing but a required field")
 	}
-	if key == "" {
+	if p.key == "" {
 		return nil, mongoerr.New(mongoerr.Code(40352), "FieldPath cannot be constructed with empty string")
 	}
-	if strings.HasPrefix(key, "$") {
+	if strings.HasPrefix(p.key, "$") {
 		return nil, mongoerr.Newf(mongoerr.Code(16410), "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 	}
-	if err := q.setFilter(filter); err != nil {
+	return p, nil
+}
+
+// query compiles p's filter and hint against the collection as it is now.
+func (p *distinctParams) query(r *Request) (*query, error) {
+	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint}
+	if err := q.setFilter(p.filter); err != nil {
 		return nil, err
 	}
-	if err := q.checkHint(); err != nil {
+	return q, q.resolveHint()
+}
+
+// runDistinct returns the distinct values of key among matching documents,
+// array elements counted one by one, in BSON order.
+// https://www.mongodb.com/docs/manual/reference/command/distinct/
+func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
+	p, err := parseDistinct(r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.query(r)
+	if err != nil {
 		return nil, err
 	}
 	snap := r.snapshot(q)
 	defer snap.Close()
-	rows, err := q.rows(ctx, snap)
+	rows, err := q.rows(ctx, snap, r.queryEnv())
 	if err != nil {
 		return nil, err
 	}
 	defer rows.close()
 	var vals []bson.RawValue
-	path := strings.Split(key, ".")
+	path := strings.Split(p.key, ".")
 	for {
 		rw, ok, err := rows.next(ctx)
 		if err != nil {

@@ -21,7 +21,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	stmts, ordered, name := b.items, b.ordered, b.coll
-	parsed := make([]deleteSpec, len(stmts))
+	parsed := make([]deleteStmt, len(stmts))
 	for i, raw := range stmts {
 		if parsed[i], err = parseDeleteStmt(raw); err != nil {
 			return nil, err
@@ -31,7 +31,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
-			n, err := deleteStmt(ctx, w, ns, st)
+			n, err := r.deleteOne(ctx, w, ns, st)
 			res.n += n
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
@@ -48,16 +48,17 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	return res.reply(r, false), nil
 }
 
-// deleteSpec is one entry of a delete command's deletes array.
-type deleteSpec struct {
+// deleteStmt is one entry of a delete command's deletes array.
+type deleteStmt struct {
 	filter bson.Raw
 	limit  int64
 	hint   bson.RawValue
 }
 
-func parseDeleteStmt(raw bson.Raw) (deleteSpec, error) {
+// parseDeleteStmt parses one entry of a delete command's deletes array.
+func parseDeleteStmt(raw bson.Raw) (deleteStmt, error) {
 	var (
-		st            deleteSpec
+		st            deleteStmt
 		haveQ, haveLm bool
 	)
 	elems, err := raw.Elements()
@@ -98,19 +99,27 @@ func parseDeleteStmt(raw bson.Raw) (deleteSpec, error) {
 	return st, nil
 }
 
-func deleteStmt(ctx context.Context, w *storage.Writer, ns string, st deleteSpec) (int64, error) {
-	filter, limit, hint := st.filter, st.limit, st.hint
-	q := &query{coll: w.Collection(ns), limit: limit, hint: hint}
-	if err := q.setFilter(filter); err != nil {
-		return 0, err
+// query compiles st's filter and hint against coll (nil: the collection
+// does not exist).
+func (st deleteStmt) query(coll *storage.Collection) (*query, error) {
+	q := &query{coll: coll, limit: st.limit, hint: st.hint}
+	if err := q.setFilter(st.filter); err != nil {
+		return nil, err
 	}
-	if err := q.checkHint(); err != nil {
+	return q, q.resolveHint()
+}
+
+// deleteOne runs one delete statement inside w and returns how many
+// documents it deleted.
+func (r *Request) deleteOne(ctx context.Context, w *storage.Writer, ns string, st deleteStmt) (int64, error) {
+	q, err := st.query(w.Collection(ns))
+	if err != nil {
 		return 0, err
 	}
 	if q.coll == nil {
 		return 0, nil
 	}
-	rows, err := q.rows(ctx, w.Reader())
+	rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 	if err != nil {
 		return 0, err
 	}

@@ -18,32 +18,6 @@ func init() {
 	register("explain", &spec{run: runExplain, help: "describe how a command would run"})
 }
 
-// explainCapture records the plan of the query an explained command runs.
-type explainCapture struct {
-	verbosity plan.Verbosity
-	x         *plan.Executor
-	n         int64
-	took      time.Duration
-}
-
-// record keeps the first plan the command builds and, for executionStats
-// and allPlansExecution, runs it to the end. The command sees no rows.
-func (c *explainCapture) record(ctx context.Context, x *plan.Executor) (rowIter, error) {
-	if c.x != nil {
-		x.Close()
-		return &sliceRows{}, nil
-	}
-	c.x = x
-	if c.verbosity >= plan.ExecutionStats {
-		n, took, err := x.RunAll(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c.n, c.took = n, took
-	}
-	return &sliceRows{}, nil
-}
-
 // runExplain explains find, count, distinct, aggregate (pipelines whose
 // leading $match/$sort/$skip/$limit the query runs), update, delete and
 // findAndModify in MongoDB 7.0's classic-engine shape. Nothing is
@@ -149,64 +123,97 @@ func withDB(inner bson.Raw, db string) bson.Raw {
 	return d
 }
 
-// explainRead runs a read command's handler with explain capturing its
-// query, and renders the sections.
+// explainRead parses and plans a find, count, distinct or aggregate
+// (whose leading $match/$sort/$skip/$limit the query runs), runs the plan
+// to the end for executionStats and allPlansExecution, and renders the
+// sections. Nothing is returned to the client but the explain.
 func explainRead(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es bson.D, err error) {
-	capture := &explainCapture{verbosity: verb}
-	op := &opState{env: r.Env, explain: capture}
-	ctx = withOp(ctx, op)
-	reply, err := table[r.Name].run(ctx, r)
+	q, err := readQuery(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c, ok := findCursor(reply); ok {
-		r.Env.Cursors.remove(c)
+	qp, es, err = explainQuery(ctx, r, q, verb)
+	if r.Name == "find" {
+		err = executorError("find command", err)
 	}
-	x := capture.x
-	if x == nil {
-		return nil, nil, mongoerr.New(mongoerr.InternalError, "explain: the command planned no query")
+	return qp, es, err
+}
+
+// readQuery parses an explained read command and returns the query it
+// runs.
+func readQuery(r *Request) (*query, error) {
+	switch r.Name {
+	case "find":
+		p, err := parseFind(r)
+		if err != nil {
+			return nil, err
+		}
+		q, _, err := p.query(r)
+		return q, err
+	case "count":
+		p, err := parseCount(r)
+		if err != nil {
+			return nil, err
+		}
+		return p.query(r)
+	case "distinct":
+		p, err := parseDistinct(r)
+		if err != nil {
+			return nil, err
+		}
+		return p.query(r)
+	}
+	p, err := parseAggregate(r)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := p.plan(r)
+	if err != nil {
+		return nil, err
+	}
+	if ap.stats {
+		return nil, mongoerr.New(mongoerr.InternalError, "explain: the command planned no query")
+	}
+	return ap.q, nil
+}
+
+// explainQuery plans q afresh on a snapshot and renders the sections.
+func explainQuery(ctx context.Context, r *Request, q *query, verb plan.Verbosity) (qp, es bson.D, err error) {
+	snap := r.snapshot(q)
+	defer snap.Close()
+	x, err := q.plan(ctx, snap, r.Env.explainEnv())
+	if err != nil {
+		return nil, nil, err
 	}
 	defer x.Close()
+	var (
+		n    int64
+		took time.Duration
+	)
+	if verb >= plan.ExecutionStats {
+		if n, took, err = x.RunAll(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	var wrap *plan.Wrap
 	if r.Name == "count" {
-		wrap = &plan.Wrap{Stage: "COUNT", Stats: bson.D{{Key: "nCounted", Value: int32(capture.n)}, {Key: "nSkipped", Value: int32(0)}}}
+		wrap = &plan.Wrap{Stage: "COUNT", Stats: bson.D{{Key: "nCounted", Value: int32(n)}, {Key: "nSkipped", Value: int32(0)}}}
 	}
 	qp = x.QueryPlannerDoc(wrap)
 	if verb >= plan.ExecutionStats {
-		n := capture.n
 		if wrap != nil {
 			n = 0
 		}
-		es = x.ExecutionStatsDoc(wrap, n, capture.took, verb)
+		es = x.ExecutionStatsDoc(wrap, n, took, verb)
 	}
 	return qp, es, nil
 }
 
-func findCursor(reply bson.D) (int64, bool) {
-	for _, f := range reply {
-		if f.Key != "cursor" {
-			continue
-		}
-		if c, ok := f.Value.(bson.D); ok {
-			for _, cf := range c {
-				if cf.Key == "id" {
-					id, ok := cf.Value.(int64)
-					return id, ok && id != 0
-				}
-			}
-		}
-	}
-	return 0, false
-}
-
-// writeExplain is the first statement of an explained write.
+// writeExplain is the first statement of an explained write, planned.
 type writeExplain struct {
-	coll               string
-	q, sort            bson.Raw
-	u                  bson.RawValue
-	arrayFilters       []bson.Raw
-	multi, upsert, del bool
-	hint               bson.RawValue
+	q           *query
+	u           *update.Update // nil for a delete
+	upsert, del bool
 }
 
 // explainWrite plans the first statement of an update, delete or
@@ -217,31 +224,10 @@ func explainWrite(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es 
 	if err != nil {
 		return nil, nil, err
 	}
-	ns := r.DB + "." + we.coll
-	q := &query{coll: r.Env.Store.Collection(ns), hint: we.hint}
-	if err := q.setFilter(we.q); err != nil {
-		return nil, nil, err
-	}
-	if err := q.setSort(we.sort); err != nil {
-		return nil, nil, err
-	}
-	if err := q.checkHint(); err != nil {
-		return nil, nil, err
-	}
-	if !we.multi {
-		q.limit = 1
-	}
-	var upd *update.Update
-	if !we.del {
-		if upd, err = update.Compile(we.u, we.arrayFilters); err != nil {
-			return nil, nil, err
-		}
-	}
-	op := &opState{env: r.Env, explain: &explainCapture{}}
+	q, upd := we.q, we.u
 	snap := r.snapshot(q)
 	defer snap.Close()
-	pq := q.planQuery(withOp(ctx, op))
-	x, err := r.Env.ext().planner.Plan(ctx, snap, pq)
+	x, err := q.plan(ctx, snap, r.Env.explainEnv())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -288,92 +274,44 @@ func explainWrite(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es 
 	return qp, es, nil
 }
 
+// parseWriteExplain parses an explained update, delete or findAndModify
+// with the commands' own parsers and returns its first statement, its
+// query compiled against the collection as it is now.
 func parseWriteExplain(r *Request) (*writeExplain, error) {
-	name, err := collectionName(r)
-	if err != nil {
-		return nil, err
-	}
-	we := &writeExplain{coll: name}
-	stmt := func(d bson.Raw, del bool) error {
-		we.del = del
-		elems, err := d.Elements()
-		if err != nil {
-			return mongoerr.Newf(mongoerr.InvalidBSON, "invalid statement: %v", err)
-		}
-		for _, e := range elems {
-			k, v := e.Key(), e.Value()
-			var err error
-			switch k {
-			case "q":
-				we.q, err = wantDoc(r.Name, k, v)
-			case "u":
-				we.u = v
-			case "multi":
-				we.multi, err = wantBool(r.Name, k, v)
-			case "upsert":
-				we.upsert, err = wantBool(r.Name, k, v)
-			case "limit":
-				n, _ := asInt(v)
-				we.multi = n == 0
-			case "hint":
-				we.hint = v
-			case "arrayFilters":
-				we.arrayFilters, err = docArray(r.Name, k, v)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	switch r.Name {
 	case "update", "delete":
 		key := "updates"
 		if r.Name == "delete" {
 			key = "deletes"
 		}
-		v, err := r.Body.LookupErr(key)
-		if err != nil {
-			return nil, mongoerr.Newf(mongoerr.Code(40414), "BSON field '%s.%s' is missing but a required field", r.Name, key)
-		}
-		stmts, err := docArray(r.Name, key, v)
+		b, err := parseWriteBatch(r, key)
 		if err != nil {
 			return nil, err
 		}
-		if len(stmts) == 0 {
-			return nil, mongoerr.New(mongoerr.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations.")
-		}
-		if err := stmt(stmts[0], r.Name == "delete"); err != nil {
-			return nil, err
-		}
-	case "findAndModify":
-		remove := false
-		if v, err := r.Body.LookupErr("remove"); err == nil {
-			remove, _ = asBool(v)
-		}
-		we.del = remove
-		for _, k := range []string{"query", "update", "sort", "upsert", "hint", "arrayFilters"} {
-			v, err := r.Body.LookupErr(k)
+		coll := r.Env.Store.Collection(r.DB + "." + b.coll)
+		if r.Name == "delete" {
+			st, err := parseDeleteStmt(b.items[0])
 			if err != nil {
-				continue
+				return nil, err
 			}
-			switch k {
-			case "query":
-				we.q, _ = v.DocumentOK()
-			case "update":
-				we.u = v
-			case "sort":
-				we.sort, _ = v.DocumentOK()
-			case "upsert":
-				we.upsert, _ = asBool(v)
-			case "hint":
-				we.hint = v
-			case "arrayFilters":
-				if arr, err := docArray(r.Name, k, v); err == nil {
-					we.arrayFilters = arr
-				}
-			}
+			q, err := st.query(coll)
+			return &writeExplain{q: q, del: true}, err
 		}
+		st, err := parseUpdateStmt(b.items[0])
+		if err != nil {
+			return nil, err
+		}
+		q, err := st.query(coll)
+		if err != nil {
+			return nil, err
+		}
+		u, err := update.Compile(st.u, st.arrayFilters)
+		return &writeExplain{q: q, u: u, upsert: st.upsert}, err
 	}
-	return we, nil
+	p, err := parseFindAndModify(r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.query(r.Env.Store.Collection(p.ns))
+	return &writeExplain{q: q, u: p.u, upsert: p.upsert, del: p.remove}, err
 }

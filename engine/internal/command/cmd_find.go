@@ -18,47 +18,51 @@ func init() {
 // defaultBatchSize is the size of a first batch when the client names none.
 const defaultBatchSize = 101
 
-// runFind executes find.
-// https://www.mongodb.com/docs/manual/reference/command/find/
-func runFind(ctx context.Context, r *Request) (bson.D, error) {
+// findParams are the fields of a find command.
+type findParams struct {
+	ns                         string
+	filter, sortSpec, projSpec bson.Raw
+	skip, limit                int64
+	batchSize                  int64
+	singleBatch                bool
+	hint                       bson.RawValue
+	allowDiskUse               *bool
+}
+
+// parseFind parses a find command's fields.
+func parseFind(r *Request) (*findParams, error) {
 	name, err := collectionName(r)
 	if err != nil {
 		return nil, err
 	}
-	ns := r.DB + "." + name
-	q := &query{coll: r.Env.Store.Collection(ns)}
-	var (
-		filter, sortSpec, projSpec bson.Raw
-		batchSize                  int64 = defaultBatchSize
-		singleBatch                bool
-	)
+	p := &findParams{ns: r.DB + "." + name, batchSize: defaultBatchSize}
 	err = fields("find", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
 		case "filter":
-			filter, err = wantDoc("find", k, v)
+			p.filter, err = wantDoc("find", k, v)
 		case "sort":
-			sortSpec, err = wantDoc("find", k, v)
+			p.sortSpec, err = wantDoc("find", k, v)
 		case "projection":
-			projSpec, err = wantDoc("find", k, v)
+			p.projSpec, err = wantDoc("find", k, v)
 		case "skip":
-			q.skip, err = wantNonNegative("find", k, v)
+			p.skip, err = wantNonNegative("find", k, v)
 		case "limit":
 			// Legacy negative limits ("limit and single batch") are
 			// rejected by the find command like any negative value.
-			q.limit, err = wantNonNegative("find", k, v)
+			p.limit, err = wantNonNegative("find", k, v)
 		case "batchSize":
-			batchSize, err = wantNonNegative("find", k, v)
+			p.batchSize, err = wantNonNegative("find", k, v)
 		case "singleBatch":
-			singleBatch, err = wantBool("find", k, v)
+			p.singleBatch, err = wantBool("find", k, v)
 		case "hint":
-			q.hint = v
+			p.hint = v
 		case "collation":
 			err = checkCollation(v)
 		case "allowDiskUse":
 			var b bool
 			b, err = wantBool("find", k, v)
-			q.allowDiskUse = &b
+			p.allowDiskUse = &b
 		case "noCursorTimeout", "allowPartialResults":
 			// Idle cursors still expire; one node has no partial results.
 			_, err = wantBool("find", k, v)
@@ -79,28 +83,51 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := q.setFilter(filter); err != nil {
-		return nil, err
+	return p, nil
+}
+
+// query compiles p's filter, sort, hint and projection against the
+// collection as it is now.
+func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse}
+	if err := q.setFilter(p.filter); err != nil {
+		return nil, nil, err
 	}
-	if err := q.setSort(sortSpec); err != nil {
-		return nil, err
+	if err := q.setSort(p.sortSpec); err != nil {
+		return nil, nil, err
 	}
-	if err := q.checkHint(); err != nil {
-		return nil, err
+	if err := q.resolveHint(); err != nil {
+		return nil, nil, err
 	}
 	var proj *projection.Projection
-	if projSpec != nil && len(projSpec) > 5 {
-		q.projSpec = projSpec
-		if proj, err = projection.Compile(projSpec); err != nil {
-			return nil, err
+	if len(p.projSpec) > 5 {
+		q.projSpec = p.projSpec
+		var err error
+		if proj, err = projection.Compile(p.projSpec); err != nil {
+			return nil, nil, err
 		}
 		if err := proj.Validate(q.filter); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return q, proj, nil
+}
+
+// runFind executes find: parse, plan, then run the first batch.
+// https://www.mongodb.com/docs/manual/reference/command/find/
+func runFind(ctx context.Context, r *Request) (bson.D, error) {
+	p, err := parseFind(r)
+	if err != nil {
+		return nil, err
+	}
+	q, proj, err := p.query(r)
+	if err != nil {
+		return nil, err
+	}
+	batchSize := p.batchSize
 	if batchSize == 0 {
 		// A zero batch opens the cursor without reading anything.
-		reply, err := r.openLazy(ctx, ns, q, proj)
+		reply, err := r.openLazy(ctx, p.ns, q, proj)
 		return reply, executorError("find command", err)
 	}
 	if q.limit > 0 && (batchSize > q.limit) {
@@ -110,7 +137,7 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, executorError("find command", err)
 	}
-	reply, err := openCursor(ctx, r, ns, src, batchSize, singleBatch)
+	reply, err := openCursor(ctx, r, p.ns, src, batchSize, p.singleBatch)
 	return reply, executorError("find command", err)
 }
 
@@ -132,7 +159,7 @@ func executorError(op string, err error) error {
 
 func (r *Request) findSource(ctx context.Context, q *query, proj *projection.Projection) (source, error) {
 	snap := r.snapshot(q)
-	rows, err := q.rows(ctx, snap)
+	rows, err := q.rows(ctx, snap, r.queryEnv())
 	if err != nil {
 		snap.Close()
 		return nil, err

@@ -17,45 +17,51 @@ func init() {
 	register("findAndModify", &spec{run: runFindAndModify, write: true, apiV1: true, help: "modify or remove one document and return it"})
 }
 
-// runFindAndModify updates or removes the first matching document in sort
-// order and returns it (before or after the change).
-// https://www.mongodb.com/docs/manual/reference/command/findAndModify/
-func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
+// findAndModifyParams are the fields of a findAndModify command, with the
+// update and projection compiled.
+type findAndModifyParams struct {
+	ns                           string
+	filter, sortSpec, fieldsSpec bson.Raw
+	upd                          bson.RawValue
+	arrayFilters                 []bson.Raw
+	remove, returnNew, upsert    bool
+	hint                         bson.RawValue
+	u                            *update.Update         // nil for remove
+	proj                         *projection.Projection // nil for none
+}
+
+// parseFindAndModify parses a findAndModify command's fields and
+// compiles its update and projection.
+func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	name, err := collectionName(r)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		filter, sortSpec, fieldsSpec bson.Raw
-		upd                          bson.RawValue
-		arrayFilters                 []bson.Raw
-		remove, returnNew, upsert    bool
-		hint                         bson.RawValue
-	)
+	p := &findAndModifyParams{ns: r.DB + "." + name}
 	err = fields("findAndModify", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
 		case "query":
-			filter, err = wantDoc("findAndModify", k, v)
+			p.filter, err = wantDoc("findAndModify", k, v)
 		case "sort":
-			sortSpec, err = wantDoc("findAndModify", k, v)
+			p.sortSpec, err = wantDoc("findAndModify", k, v)
 		case "fields":
-			fieldsSpec, err = wantDoc("findAndModify", k, v)
+			p.fieldsSpec, err = wantDoc("findAndModify", k, v)
 		case "remove":
-			remove, err = wantBool("findAndModify", k, v)
+			p.remove, err = wantBool("findAndModify", k, v)
 		case "update":
 			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
 				return mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
 			}
-			upd = v
+			p.upd = v
 		case "new":
-			returnNew, err = wantBool("findAndModify", k, v)
+			p.returnNew, err = wantBool("findAndModify", k, v)
 		case "upsert":
-			upsert, err = wantBool("findAndModify", k, v)
+			p.upsert, err = wantBool("findAndModify", k, v)
 		case "arrayFilters":
-			arrayFilters, err = docArray("findAndModify", k, v)
+			p.arrayFilters, err = docArray("findAndModify", k, v)
 		case "hint":
-			hint = v
+			p.hint = v
 		case "collation":
 			err = checkCollation(v)
 		case "bypassDocumentValidation":
@@ -71,56 +77,73 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	switch {
-	case remove && upd.Type != 0:
+	case p.remove && p.upd.Type != 0:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both an update and remove=true")
-	case !remove && upd.Type == 0:
+	case !p.remove && p.upd.Type == 0:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Either an update or remove=true must be specified")
-	case remove && upsert:
+	case p.remove && p.upsert:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both upsert=true and remove=true ")
-	case remove && returnNew:
+	case p.remove && p.returnNew:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
-	case remove && len(arrayFilters) > 0:
+	case p.remove && len(p.arrayFilters) > 0:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot specify arrayFilters and remove=true")
 	}
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
-	var u *update.Update
-	if !remove {
-		if u, err = update.Compile(upd, arrayFilters); err != nil {
+	if !p.remove {
+		if p.u, err = update.Compile(p.upd, p.arrayFilters); err != nil {
 			return nil, err
 		}
 	}
-	var proj *projection.Projection
-	if len(fieldsSpec) > 5 {
-		if proj, err = projection.Compile(fieldsSpec); err != nil {
+	if len(p.fieldsSpec) > 5 {
+		if p.proj, err = projection.Compile(p.fieldsSpec); err != nil {
 			return nil, err
 		}
-		if err := validateProjection(proj, filter); err != nil {
+		if err := validateProjection(p.proj, p.filter); err != nil {
 			return nil, err
 		}
 	}
-	ns := r.DB + "." + name
+	return p, nil
+}
+
+// query compiles p's filter, sort and hint against coll (nil: the
+// collection does not exist); findAndModify selects one document.
+func (p *findAndModifyParams) query(coll *storage.Collection) (*query, error) {
+	q := &query{coll: coll, limit: 1, hint: p.hint}
+	if err := q.setFilter(p.filter); err != nil {
+		return nil, err
+	}
+	if err := q.setSort(p.sortSpec); err != nil {
+		return nil, err
+	}
+	return q, q.resolveHint()
+}
+
+// runFindAndModify updates or removes the first matching document in sort
+// order and returns it (before or after the change).
+// https://www.mongodb.com/docs/manual/reference/command/findAndModify/
+func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
+	p, err := parseFindAndModify(r)
+	if err != nil {
+		return nil, err
+	}
+	ns := p.ns
+	remove, returnNew, upsert, u, proj, filter := p.remove, p.returnNew, p.upsert, p.u, p.proj, p.filter
 	var (
 		value    bson.Raw
 		leo      bson.D
 		filterer *query
 	)
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		q := &query{coll: w.Collection(ns), limit: 1, hint: hint}
+		q, err := p.query(w.Collection(ns))
+		if err != nil {
+			return err
+		}
 		filterer = q
-		if err := q.setFilter(filter); err != nil {
-			return err
-		}
-		if err := q.setSort(sortSpec); err != nil {
-			return err
-		}
-		if err := q.checkHint(); err != nil {
-			return err
-		}
 		var found *row
 		if q.coll != nil {
-			rows, err := q.rows(ctx, w.Reader())
+			rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 			if err != nil {
 				return err
 			}

@@ -62,6 +62,9 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		c.mu.Unlock()
 		return nil, cursorNotFound(id)
 	}
+	if rp, ok := c.src.(reporter); ok {
+		rp.attach(r.op)
+	}
 	batch, pending, done, err := fillBatch(ctx, c.src, c.pending, batchSize)
 	c.pending = pending
 	c.lastUsed = time.Now()

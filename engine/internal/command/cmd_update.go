@@ -26,6 +26,7 @@ type updateStmt struct {
 	hint         bson.RawValue
 }
 
+// parseUpdateStmt parses one entry of an update command's updates array.
 func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 	var s updateStmt
 	haveQ, haveU := false, false
@@ -74,6 +75,19 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 	return s, nil
 }
 
+// query compiles st's filter and hint against coll (nil: the collection
+// does not exist); a single update selects at most one document.
+func (st updateStmt) query(coll *storage.Collection) (*query, error) {
+	q := &query{coll: coll, hint: st.hint}
+	if !st.multi {
+		q.limit = 1
+	}
+	if err := q.setFilter(st.q); err != nil {
+		return nil, err
+	}
+	return q, q.resolveHint()
+}
+
 // runUpdate applies update statements.
 // https://www.mongodb.com/docs/manual/reference/command/update/
 func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
@@ -118,19 +132,13 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if st.multi && u.IsReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
-	q := &query{coll: w.Collection(ns), hint: st.hint}
-	if err := q.setFilter(st.q); err != nil {
+	q, err := st.query(w.Collection(ns))
+	if err != nil {
 		return err
-	}
-	if err := q.checkHint(); err != nil {
-		return err
-	}
-	if !st.multi {
-		q.limit = 1
 	}
 	now := time.Now()
 	if q.coll != nil {
-		rows, err := q.rows(ctx, w.Reader())
+		rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,9 @@ type Request struct {
 	Body bson.Raw
 	// Generic holds the arguments every command accepts.
 	Generic Generic
+	// op is the operation's state that its queries report examined keys
+	// and documents to (the profiler reads it); nil under explain.
+	op *opState
 }
 
 // handler runs one command and returns the reply fields besides ok.
@@ -126,7 +129,8 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		defer cancel()
 	}
 	e.countOp(opKind(name))
-	ctx, op := e.beginOp(ctx, r)
+	op := e.beginOp(r)
+	r.op = op
 	start := time.Now()
 	run := s.run
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -83,7 +82,8 @@ func (x *envExt) indexUses(c *storage.Collection) map[string]*indexUse {
 }
 
 // opState is the per-command state a query reports to: the examined
-// counts and plan facts the profiler writes, and explain's capture.
+// counts and plan facts the profiler writes. A Request holds its
+// operation (Request.op); cursors report to the getMore reading them.
 type opState struct {
 	env      *Env
 	profiled bool // the database profiles; queries report as they go
@@ -96,21 +96,6 @@ type opState struct {
 	multi       bool
 	queryHash   string
 	cacheKey    string
-
-	explain *explainCapture
-}
-
-type opKey struct{}
-
-// withOp returns ctx carrying op.
-func withOp(ctx context.Context, op *opState) context.Context {
-	return context.WithValue(ctx, opKey{}, op)
-}
-
-// opFrom returns the operation state in ctx, or nil.
-func opFrom(ctx context.Context) *opState {
-	op, _ := ctx.Value(opKey{}).(*opState)
-	return op
 }
 
 func (op *opState) notePlan(x *plan.Executor) {

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -32,14 +31,15 @@ var notProfiled = map[string]bool{
 	"endSessions": true, "saslStart": true, "saslContinue": true, "getLastError": true,
 }
 
-// beginOp returns ctx carrying the state of the command r.
-func (e *Env) beginOp(ctx context.Context, r *Request) (context.Context, *opState) {
+// beginOp returns the state of the command r, which its queries report
+// to.
+func (e *Env) beginOp(r *Request) *opState {
 	op := &opState{env: e}
 	x := e.ext()
 	x.mu.Lock()
 	op.profiled = x.profile[r.DB].level > 0
 	x.mu.Unlock()
-	return withOp(ctx, op), op
+	return op
 }
 
 // endOp writes r's system.profile entry when the database's profiling

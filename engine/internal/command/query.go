@@ -28,7 +28,10 @@ type query struct {
 	natural   int // $natural direction: 0 none, 1 forward, -1 backward
 	skip      int64
 	limit     int64 // 0: no limit
+	// hint is the hint as sent; resolveHint turns it into hintIndex or
+	// natural and clears it.
 	hint      bson.RawValue
+	hintIndex string
 	// projSpec is find's projection, which lets the planner cover the
 	// query from an index; the caller still applies the projection.
 	projSpec bson.Raw
@@ -81,16 +84,20 @@ func (q *query) setSort(spec bson.Raw) error {
 	return nil
 }
 
-// checkHint validates a hint against the collection's indexes: a name or a
-// key pattern of an existing index, or {$natural: ±1}. The planner checks
-// hidden and partial indexes when it plans.
-func (q *query) checkHint() error {
+// resolveHint validates q.hint against the collection's indexes and
+// normalises it, once: a name or a key pattern of an existing index
+// becomes hintIndex, {$natural: ±1} becomes a natural scan direction, and
+// an empty document means no hint. The planner checks hidden and partial
+// indexes when it plans.
+func (q *query) resolveHint() error {
 	h := q.hint
+	q.hint = bson.RawValue{}
 	if h.Type == 0 {
 		return nil
 	}
 	if s, ok := h.StringValueOK(); ok {
 		if q.coll != nil && q.coll.IndexByName(s) != nil {
+			q.hintIndex = s
 			return nil
 		}
 		return plan.ErrBadHint
@@ -103,15 +110,18 @@ func (q *query) checkHint() error {
 		return nil // an empty hint means no hint
 	}
 	if v, err := d.LookupErr("$natural"); err == nil {
-		n, _ := asInt(v)
-		if q.natural == 0 && n < 0 {
-			q.natural = -1
+		if q.natural == 0 {
+			q.natural = 1
+			if f, ok := asFloat(v); ok && f < 0 {
+				q.natural = -1
+			}
 		}
 		return nil
 	}
 	if q.coll != nil {
 		for _, ix := range q.coll.Indexes {
 			if plan.SameKeyPattern(ix.Key(), d) {
+				q.hintIndex = ix.Name
 				return nil
 			}
 		}
@@ -123,8 +133,32 @@ func (q *query) checkHint() error {
 // same directions, comparing numbers by value.
 func sameKey(a, b bson.Raw) bool { return plan.SameKeyPattern(a, b) }
 
+// queryEnv is what planning and running a query need besides the query:
+// the planner with its plan cache, the server parameters, and the
+// operation the work is reported to. It is passed explicitly.
+type queryEnv struct {
+	planner *plan.Planner
+	params  *parameters
+	tempDir string
+	// op receives the examined counts and plan facts; nil under explain.
+	op *opState
+	// explain plans afresh, without the plan cache, and counts no index
+	// use.
+	explain bool
+}
+
+// queryEnv returns the environment of r's queries.
+func (r *Request) queryEnv() *queryEnv {
+	return &queryEnv{planner: r.Env.ext().planner, params: r.Env.params, tempDir: r.Env.tempDir(), op: r.op}
+}
+
+// explainEnv returns the environment of an explained query.
+func (e *Env) explainEnv() *queryEnv {
+	return &queryEnv{planner: e.ext().planner, params: e.params, tempDir: e.tempDir(), explain: true}
+}
+
 // planQuery returns the planner's description of q.
-func (q *query) planQuery(ctx context.Context) *plan.Query {
+func (q *query) planQuery(qe *queryEnv) *plan.Query {
 	ns := ""
 	if q.coll != nil {
 		ns = q.coll.NS
@@ -132,20 +166,13 @@ func (q *query) planQuery(ctx context.Context) *plan.Query {
 	pq := &plan.Query{
 		NS: ns, Coll: q.coll, Filter: q.filterRaw, Match: q.filter,
 		Sort: q.sort, SortSpec: q.sortSpec, Natural: q.natural,
-		Projection: q.projSpec, Skip: q.skip, Limit: q.limit, Hint: q.hint,
-		SortOptions: plan.SortOptions{MaxMemory: 100 * 1024 * 1024, AllowDiskUse: true},
-	}
-	if h := q.hint; h.Type == bson.TypeEmbeddedDocument && len(h.Document()) <= 5 {
-		pq.Hint = bson.RawValue{}
-	}
-	if op := opFrom(ctx); op != nil {
-		e := op.env
-		pq.SortOptions.MaxMemory = e.params.Int("internalQueryMaxBlockingSortMemoryUsageBytes")
-		pq.SortOptions.AllowDiskUse = e.params.Bool("allowDiskUseByDefault")
-		pq.SortOptions.TempDir = e.tempDir()
-		if op.explain != nil {
-			pq.NoCache = true
-		}
+		Projection: q.projSpec, Skip: q.skip, Limit: q.limit, HintIndex: q.hintIndex,
+		SortOptions: plan.SortOptions{
+			MaxMemory:    qe.params.Int("internalQueryMaxBlockingSortMemoryUsageBytes"),
+			AllowDiskUse: qe.params.Bool("allowDiskUseByDefault"),
+			TempDir:      qe.tempDir,
+		},
+		NoCache: qe.explain,
 	}
 	if q.allowDiskUse != nil {
 		pq.SortOptions.AllowDiskUse = *q.allowDiskUse
@@ -153,77 +180,64 @@ func (q *query) planQuery(ctx context.Context) *plan.Query {
 	return pq
 }
 
-// rows returns the selected rows read through rd. The caller closes the
-// iterator; rd must outlive it. Under explain (see cmd_explain.go) the
-// plan is recorded and, for executionStats, run to the end, and no row is
-// returned.
-func (q *query) rows(ctx context.Context, rd storage.Reader) (rowIter, error) {
-	pq := q.planQuery(ctx)
-	op := opFrom(ctx)
-	planner := defaultPlanner
-	if op != nil {
-		planner = op.env.ext().planner
-	}
-	x, err := planner.Plan(ctx, rd, pq)
+// plan chooses how to run q over rd and returns the executor, which the
+// caller closes; rd must outlive it.
+func (q *query) plan(ctx context.Context, rd storage.Reader, qe *queryEnv) (*plan.Executor, error) {
+	return qe.planner.Plan(ctx, rd, q.planQuery(qe))
+}
+
+// rows plans q and returns its rows read through rd, counting the index
+// use and reporting the work to qe's operation. The caller closes the
+// iterator; rd must outlive it.
+func (q *query) rows(ctx context.Context, rd storage.Reader, qe *queryEnv) (rowIter, error) {
+	x, err := q.plan(ctx, rd, qe)
 	if err != nil {
 		return nil, err
 	}
-	if op != nil && op.explain != nil {
-		return op.explain.record(ctx, x)
+	if qe.op != nil && q.coll != nil {
+		qe.op.env.ext().noteIndexUse(q.coll, x.IndexesUsed())
+		qe.op.notePlan(x)
 	}
-	if op != nil && q.coll != nil {
-		op.env.ext().noteIndexUse(q.coll, x.IndexesUsed())
-		op.notePlan(x)
-	}
-	return &planRows{x: x}, nil
+	return &planRows{x: x, op: qe.op}, nil
 }
 
-// defaultPlanner serves queries run without a command context (tests).
-var defaultPlanner = plan.NewPlanner()
+// reporter is a source whose work is reported to the operation reading
+// it: a getMore attaches itself before reading the next batch.
+type reporter interface {
+	attach(op *opState)
+}
 
 // planRows adapts a plan.Executor to rowIter and reports the keys and
-// documents it examines to the operation being profiled.
+// documents it examines to the operation reading it.
 type planRows struct {
-	x *plan.Executor
+	x  *plan.Executor
+	op *opState // nil: nothing reports
 }
 
 func (p *planRows) next(ctx context.Context) (row, bool, error) {
 	rid, doc, ok, err := p.x.Next(ctx)
 	if !ok || err != nil {
-		p.report(ctx)
+		p.report()
 		return row{}, false, err
 	}
-	if op := opFrom(ctx); op != nil && op.profiled {
-		p.report(ctx)
+	if p.op != nil && p.op.profiled {
+		p.report()
 	}
 	return row{rid: rid, doc: doc}, true, nil
 }
 
 // report adds the work done since the last report to the current
 // operation (find's first batch, then each getMore).
-func (p *planRows) report(ctx context.Context) {
-	if op := opFrom(ctx); op != nil {
+func (p *planRows) report() {
+	if p.op != nil {
 		k, d := p.x.Delta()
-		op.addExamined(k, d, p.x.Stats())
+		p.op.addExamined(k, d, p.x.Stats())
 	}
 }
+
+func (p *planRows) attach(op *opState) { p.op = op }
 
 func (p *planRows) close() { p.x.Close() }
-
-type sliceRows struct {
-	rows []row
-	i    int
-}
-
-func (s *sliceRows) next(context.Context) (row, bool, error) {
-	if s.i >= len(s.rows) {
-		return row{}, false, nil
-	}
-	s.i++
-	return s.rows[s.i-1], true, nil
-}
-
-func (s *sliceRows) close() {}
 
 // docSource turns rows into result documents, applying a projection, and
 // releases the snapshot it reads when closed.
@@ -246,6 +260,13 @@ func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
 }
 
 // Close reports the work of the batch just served and releases the rows.
+// attach reports the rows' work to op (see reporter).
+func (d *docSource) attach(op *opState) {
+	if rp, ok := d.rows.(reporter); ok {
+		rp.attach(op)
+	}
+}
+
 func (d *docSource) Close() {
 	d.rows.close()
 	if d.snap != nil {

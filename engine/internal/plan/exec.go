@@ -22,8 +22,9 @@ type Query struct {
 	// its compiled form.
 	Filter bson.Raw
 	Match  *match.Filter
-	// Sort and SortSpec describe a sort (nil: none); Natural is a
-	// {$natural: ±1} sort or 0.
+	// Sort and SortSpec describe a sort (nil: none); Natural is the
+	// direction of a {$natural: ±1} sort or hint, which forces a
+	// collection scan, or 0.
 	Sort     *order.Order
 	SortSpec bson.Raw
 	Natural  int
@@ -32,7 +33,9 @@ type Query struct {
 	Projection bson.Raw
 	Skip       int64
 	Limit      int64 // 0: no limit
-	Hint       bson.RawValue
+	// HintIndex names the hinted index ("" for none); the caller has
+	// resolved a key-pattern hint to its index's name.
+	HintIndex string
 	// SortOptions bound a blocking sort.
 	SortOptions SortOptions
 	// NoCache plans afresh without reading or writing the plan cache

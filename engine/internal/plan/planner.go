@@ -130,34 +130,19 @@ func idHackValue(filter bson.Raw) (bson.RawValue, bool) {
 	return v, true
 }
 
-// hintIndex resolves q.Hint: the index it names, natural for {$natural},
-// or an error.
-func (b *builder) hintIndex() (ix *indexInfo, natural bool, err error) {
-	h := b.q.Hint
-	if h.Type == 0 {
-		return nil, false, nil
-	}
-	if s, ok := h.StringValueOK(); ok {
-		for _, ix := range b.ixs {
-			if ix.spec.Name == s && !ix.spec.Hidden {
-				return ix, false, nil
-			}
-		}
-		return nil, false, ErrBadHint
-	}
-	d, ok := h.DocumentOK()
-	if !ok || len(d) <= 5 {
-		return nil, false, nil
-	}
-	if _, err := d.LookupErr("$natural"); err == nil {
-		return nil, true, nil
+// hintIndex returns the index q.HintIndex names, nil when there is no
+// hint, or ErrBadHint when it names no visible index.
+func (b *builder) hintIndex() (*indexInfo, error) {
+	name := b.q.HintIndex
+	if name == "" {
+		return nil, nil
 	}
 	for _, ix := range b.ixs {
-		if !ix.spec.Hidden && SameKeyPattern(ix.spec.Key, d) {
-			return ix, false, nil
+		if ix.spec.Name == name && !ix.spec.Hidden {
+			return ix, nil
 		}
 	}
-	return nil, false, ErrBadHint
+	return nil, ErrBadHint
 }
 
 // ErrBadHint is mongod's answer to a hint naming no index.
@@ -191,11 +176,11 @@ func SameKeyPattern(a, b bson.Raw) bool {
 
 // candidates builds the plans to choose from.
 func (b *builder) candidates() ([]*candidate, error) {
-	hint, natural, err := b.hintIndex()
+	hint, err := b.hintIndex()
 	if err != nil {
 		return nil, err
 	}
-	if natural || b.q.Natural != 0 {
+	if b.q.Natural != 0 {
 		return []*candidate{b.collScan()}, nil
 	}
 	if hint == nil {
@@ -332,15 +317,7 @@ func (b *builder) indexPlan(ix *indexInfo, preds []*expr, hinted bool) *candidat
 }
 
 func (b *builder) collScan() *candidate {
-	dir := b.q.Natural
-	if h, ok := b.q.Hint.DocumentOK(); ok {
-		if v, err := h.LookupErr("$natural"); err == nil {
-			if f, ok := bsonkit.Float64(v); ok && f < 0 && dir == 0 {
-				dir = -1
-			}
-		}
-	}
-	cs := &collScan{env: b.env, reverse: dir < 0, filterX: b.root}
+	cs := &collScan{env: b.env, reverse: b.q.Natural < 0, filterX: b.root}
 	c := &candidate{id: "COLLSCAN", summary: "COLLSCAN", hasFetch: true, hasSort: b.q.Sort != nil}
 	c.root = b.finish(c, cs, false)
 	return c
