@@ -70,7 +70,8 @@ func runPlanCacheClear(_ context.Context, r *Request) (bson.D, error) {
 		planner.ClearCache(ns)
 		return bson.D{}, nil
 	}
-	if _, err := match.Compile(filter); err != nil {
+	f, err := match.Compile(filter)
+	if err != nil {
 		return nil, err
 	}
 	if len(sortSpec) <= 5 {
@@ -83,6 +84,6 @@ func runPlanCacheClear(_ context.Context, r *Request) (bson.D, error) {
 	} else if _, err := projection.Compile(projSpec); err != nil {
 		return nil, err
 	}
-	planner.ClearShape(ns, filter, sortSpec, projSpec)
+	planner.ClearShape(ns, f, sortSpec, projSpec)
 	return bson.D{}, nil
 }

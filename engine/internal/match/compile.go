@@ -250,7 +250,7 @@ func (c *compiler) parseSubField(context []byte, name, op string, v bson.RawValu
 		if err != nil {
 			return nil, err
 		}
-		return &notNode{child: eq}, nil
+		return &notNode{child: eq, path: name}, nil
 	case "$gt":
 		return newOrdered(name, opGT, v)
 	case "$gte":
@@ -263,12 +263,12 @@ func (c *compiler) parseSubField(context []byte, name, op string, v bson.RawValu
 		if v.Type != bson.TypeArray {
 			return nil, badValue("%s needs an array", op)
 		}
-		in, err := newIn(name, v.Value)
+		in, err := newIn(name, v)
 		if err != nil {
 			return nil, err
 		}
 		if op == "$nin" {
-			return &notNode{child: in}, nil
+			return &notNode{child: in, path: name}, nil
 		}
 		return in, nil
 	case "$not":
@@ -314,7 +314,7 @@ func (c *compiler) parseNot(name string, v bson.RawValue) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &notNode{child: r}, nil
+		return &notNode{child: r, path: name}, nil
 	}
 	if v.Type != bson.TypeEmbeddedDocument {
 		return nil, badValue("$not needs a regex or a document")
@@ -326,13 +326,13 @@ func (c *compiler) parseNot(name string, v bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &notNode{child: andOf(children)}, nil
+	return &notNode{child: andOf(children), path: name}, nil
 }
 
-func newLeaf(path string, test func(bson.RawValue) bool) *leafNode {
-	return &leafNode{path: path, parts: bsonkit.SplitPath(path), test: test}
+func newLeaf(path string, kind Kind, op string, arg bson.RawValue, test func(bson.RawValue) bool) *leafNode {
+	return &leafNode{path: path, parts: bsonkit.SplitPath(path), test: test, kind: kind, op: op, arg: arg}
 }
 
-func newArrayLeaf(path string, test func([]byte) (bool, int)) *arrayNode {
-	return &arrayNode{path: path, parts: bsonkit.SplitPath(path), test: test}
+func newArrayLeaf(path string, kind Kind, op string, arg bson.RawValue, test func([]byte) (bool, int)) *arrayNode {
+	return &arrayNode{path: path, parts: bsonkit.SplitPath(path), test: test, kind: kind, op: op, arg: arg}
 }

@@ -1,6 +1,8 @@
 package match
 
 import (
+	"sync"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
@@ -11,6 +13,9 @@ import (
 type Filter struct {
 	root  node
 	paths []string
+
+	viewOnce sync.Once
+	view     *Node
 }
 
 // Match reports whether doc satisfies the filter. doc must be valid BSON.
@@ -116,7 +121,12 @@ func (n *norNode) matchValue(v bson.RawValue) bool {
 	return true
 }
 
-type notNode struct{ child node }
+// notNode negates its child. path is the field of a $ne, $nin, $not or
+// {$exists: false} ("" for none).
+type notNode struct {
+	child node
+	path  string
+}
 
 func (n *notNode) match(doc []byte) (bool, int) {
 	ok, _ := n.child.match(doc)
@@ -136,6 +146,10 @@ type leafNode struct {
 	path  string
 	parts []string
 	test  func(v bson.RawValue) bool
+	// kind, op and arg describe the predicate for View.
+	kind Kind
+	op   string
+	arg  bson.RawValue
 }
 
 func (n *leafNode) match(doc []byte) (bool, int) {
@@ -158,6 +172,12 @@ func (n *leafNode) matchValue(v bson.RawValue) bool { return n.test(v) }
 type arrayNode struct {
 	path  string
 	parts []string
+	// kind, op and arg describe the predicate for View; sub is the
+	// condition an $elemMatch applies to each element.
+	kind Kind
+	op   string
+	arg  bson.RawValue
+	sub  node
 	// test reports whether arr (array document bytes) matches, and the
 	// index of the element that decided it (-1 when none did).
 	test func(arr []byte) (bool, int)

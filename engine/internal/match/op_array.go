@@ -54,7 +54,7 @@ func (c *compiler) parseElemMatch(name string, v bson.RawValue) (node, error) {
 			return nil, err
 		}
 		cond := &andNode{children: children}
-		return newArrayLeaf(name, func(arr []byte) (bool, int) {
+		em := newArrayLeaf(name, KindElemMatchValue, "$elemMatch", v, func(arr []byte) (bool, int) {
 			found, pos, i := false, -1, 0
 			bsonkit.ForEach(arr, func(_ string, e bson.RawValue) bool {
 				if cond.matchValue(e) {
@@ -65,13 +65,15 @@ func (c *compiler) parseElemMatch(name string, v bson.RawValue) (node, error) {
 				return true
 			})
 			return found, pos
-		}), nil
+		})
+		em.sub = cond
+		return em, nil
 	}
 	sub, err := c.parse(v.Value, levelSubDoc)
 	if err != nil {
 		return nil, err
 	}
-	return newArrayLeaf(name, func(arr []byte) (bool, int) {
+	em := newArrayLeaf(name, KindElemMatchObject, "$elemMatch", v, func(arr []byte) (bool, int) {
 		found, pos, i := false, -1, 0
 		bsonkit.ForEach(arr, func(_ string, e bson.RawValue) bool {
 			if bsonkit.IsContainer(e) {
@@ -84,7 +86,9 @@ func (c *compiler) parseElemMatch(name string, v bson.RawValue) (node, error) {
 			return true
 		})
 		return found, pos
-	}), nil
+	})
+	em.sub = sub
+	return em, nil
 }
 
 // parseAll compiles $all: an $and of equalities (or regexes), or of
@@ -159,7 +163,7 @@ func newSize(name string, v bson.RawValue) (node, error) {
 		return nil, badValue("$size may not be negative")
 	}
 	n := int(size)
-	return newArrayLeaf(name, func(arr []byte) (bool, int) {
+	return newArrayLeaf(name, KindSize, "$size", v, func(arr []byte) (bool, int) {
 		return bsonkit.Len(arr) == n, -1
 	}), nil
 }

@@ -67,7 +67,7 @@ func newBits(name, op string, v bson.RawValue) (node, error) {
 	default:
 		return nil, badValue("%s takes an Array, a number, or a BinData but received: %s", name, elemString(op, v))
 	}
-	return newLeaf(name, t.test), nil
+	return newLeaf(name, KindBits, op, v, t.test), nil
 }
 
 // nonNegativeInt is mongod's parseIntegerElementToNonNegativeLong, whose

@@ -24,7 +24,8 @@ func newCompare(name string, op cmpOp, rhs bson.RawValue) (node, error) {
 	if rhs.Type == bson.TypeUndefined {
 		return nil, badValue("cannot compare to undefined")
 	}
-	return newLeaf(name, func(v bson.RawValue) bool { return compareMatches(op, v, rhs) }), nil
+	kinds := [...]Kind{opEQ: KindEq, opLT: KindLt, opLTE: KindLte, opGT: KindGt, opGTE: KindGte}
+	return newLeaf(name, kinds[op], "", rhs, func(v bson.RawValue) bool { return compareMatches(op, v, rhs) }), nil
 }
 
 // newOrdered compiles $gt, $gte, $lt and $lte, which refuse a regex operand.
@@ -89,7 +90,8 @@ type inSet struct {
 
 // newIn compiles $in; $nin is its negation.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/in/
-func newIn(name string, arr []byte) (node, error) {
+func newIn(name string, operand bson.RawValue) (node, error) {
+	arr := operand.Value
 	s := &inSet{}
 	var err error
 	bsonkit.ForEach(arr, func(_ string, v bson.RawValue) bool {
@@ -114,7 +116,7 @@ func newIn(name string, arr []byte) (node, error) {
 		return nil, err
 	}
 	slices.SortFunc(s.values, bsonkit.Compare)
-	return newLeaf(name, s.test), nil
+	return newLeaf(name, KindIn, "$in", operand, s.test), nil
 }
 
 func (s *inSet) test(v bson.RawValue) bool {

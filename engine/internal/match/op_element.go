@@ -12,11 +12,11 @@ import (
 // newExists compiles $exists: any operand, read by its truth value.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/exists/
 func newExists(name string, v bson.RawValue) node {
-	exists := newLeaf(name, func(v bson.RawValue) bool { return v.Type != bsonkit.TypeMissing })
+	exists := newLeaf(name, KindExists, "$exists", v, func(v bson.RawValue) bool { return v.Type != bsonkit.TypeMissing })
 	if truthy(v) {
 		return exists
 	}
-	return &notNode{child: exists}
+	return &notNode{child: exists, path: name}
 }
 
 // truthy is mongod's BSONElement::trueValue.
@@ -59,7 +59,7 @@ func newType(name string, v bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLeaf(name, func(v bson.RawValue) bool { return s.has(v.Type) }), nil
+	return newLeaf(name, KindType, "$type", v, func(v bson.RawValue) bool { return s.has(v.Type) }), nil
 }
 
 func parseTypeSet(v bson.RawValue) (*typeSet, error) {

@@ -15,7 +15,7 @@ func newRegexLeaf(name string, v bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLeaf(name, r.test), nil
+	return newLeaf(name, KindRegex, "$regex", v, r.test), nil
 }
 
 // newRegexDoc compiles {$regex: ..., $options: ...} from the whole
@@ -63,7 +63,7 @@ func newRegexDoc(name string, context []byte) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLeaf(name, r.test), nil
+	return newLeaf(name, KindRegex, "$regex", regexValue(pattern, options), r.test), nil
 }
 
 // newMod compiles {$mod: [divisor, remainder]}. Both are truncated to
@@ -98,7 +98,7 @@ func newMod(name string, v bson.RawValue) (node, error) {
 	if divisor == 0 {
 		return nil, badValue("divisor cannot be 0")
 	}
-	return newLeaf(name, func(v bson.RawValue) bool {
+	return newLeaf(name, KindMod, "$mod", v, func(v bson.RawValue) bool {
 		if !bsonkit.IsNumber(v.Type) {
 			return false
 		}

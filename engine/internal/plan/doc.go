@@ -38,7 +38,12 @@
 // for one; and the index package records arrays only at paths its
 // projection holds in full, so any other prefix counts as multikey.
 //
-// I5. An Executor reads through one storage.Reader given at Plan time and
+// I5. There is one filter tree: the planner converts match's compiled
+// filter (Filter.View) into its own normalised expressions, each leaf
+// keeping the match node that evaluates it, so an IXSCAN key filter is
+// made of those nodes (match.And) rather than compiled again.
+//
+// I6. An Executor reads through one storage.Reader given at Plan time and
 // is used by one goroutine; the Planner (and its plan cache) is safe for
 // concurrent use.
 //

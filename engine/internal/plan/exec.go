@@ -19,7 +19,9 @@ type Query struct {
 	NS   string
 	Coll *storage.Collection // nil: the collection does not exist
 	// Filter is the filter as sent (an empty document for none); Match is
-	// its compiled form.
+	// its compiled form, from which the planner derives index bounds
+	// (match's View). Filter is read only for IDHACK, which like mongod's
+	// isSimpleIdQuery looks at the filter document as written.
 	Filter bson.Raw
 	Match  *match.Filter
 	// Sort and SortSpec describe a sort (nil: none); Natural is the
@@ -85,11 +87,11 @@ func (p *Planner) ClearCache(ns string) {
 	p.mu.Unlock()
 }
 
-// ClearShape drops the cached plans of ns for one query shape: filter,
-// sort and projection (nil for none), whatever the skip and limit
-// (planCacheClear with a query). filter must be a filter match.Compile
-// accepted; the arguments are not retained.
-func (p *Planner) ClearShape(ns string, filter, sort, projection bson.Raw) {
+// ClearShape drops the cached plans of ns for one query shape: the
+// compiled filter (nil for none), sort and projection (nil for none),
+// whatever the skip and limit (planCacheClear with a query). The
+// arguments are not retained.
+func (p *Planner) ClearShape(ns string, filter *match.Filter, sort, projection bson.Raw) {
 	base := shapeString(parsedFilter(filter), sort, projection)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -179,7 +181,7 @@ type Executor struct {
 func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Executor, error) {
 	start := time.Now()
 	x := &Executor{q: q}
-	x.parsed = parsedFilter(q.Filter)
+	x.parsed = parsedFilter(q.Match)
 	shape := x.shape()
 	x.queryHash = shapeHash(shape)
 	x.cacheKey = shapeHash(q.NS, shape)
@@ -253,12 +255,13 @@ func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Execu
 	return x, nil
 }
 
-// parsedFilter parses a filter for planning; nil stands for an empty one.
-func parsedFilter(filter bson.Raw) *expr {
-	if filter == nil {
-		filter = bson.Raw{5, 0, 0, 0, 0}
+// parsedFilter returns the planner's tree of a compiled filter; nil
+// stands for an empty one.
+func parsedFilter(f *match.Filter) *expr {
+	if f == nil {
+		return nil
 	}
-	e := parseFilter(filter)
+	e := fromMatch(f)
 	if len(e.conjuncts()) == 0 && e.kind == kAnd {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/match"
 )
 
 // kind is the type of a parsed filter node. The order is mongod's
@@ -37,10 +38,11 @@ const (
 	kOther
 )
 
-// expr is one node of a filter as the planner sees it. The match package
-// evaluates filters; expr exists to derive index bounds, to split a filter
-// into the part an index answers and the rest, and to print filters the way
-// mongod's explain does.
+// expr is one node of a filter as the planner sees it, converted from
+// match's compiled tree (fromMatch), never parsed from the filter again.
+// The match package evaluates filters; expr exists to derive index bounds,
+// to split a filter into the part an index answers and the rest, and to
+// print filters the way mongod's explain does.
 type expr struct {
 	kind     kind
 	path     string // full dotted path of a leaf, elemMatch or $not node
@@ -54,54 +56,112 @@ type expr struct {
 	// groupPath is that $elemMatch's path.
 	group     int
 	groupPath string
+	// src is the match node that evaluates this expression (nil for an
+	// $and the planner assembled).
+	src *match.Node
 }
 
-// parser turns a filter document into an expr tree.
-type parser struct{ groups int }
-
-// parseFilter parses a filter that match.Compile accepted.
+// parseFilter compiles a filter with match and returns the planner's
+// tree of it; a filter match rejects yields an empty tree. The query path
+// does not use it: it converts the query's own compiled filter (fromMatch).
 func parseFilter(filter bson.Raw) *expr {
-	p := &parser{}
-	return simplify(p.doc(filter, "", 0, ""))
+	f, err := match.Compile(filter)
+	if err != nil {
+		return &expr{kind: kAnd}
+	}
+	return fromMatch(f)
 }
 
-func (p *parser) doc(d bson.Raw, prefix string, group int, groupPath string) *expr {
-	and := &expr{kind: kAnd}
-	bsonkit.ForEach(d, func(k string, v bson.RawValue) bool {
-		switch k {
-		case "$and", "$or", "$nor":
-			n := &expr{kind: kAnd}
-			if k == "$or" {
-				n.kind = kOr
-			} else if k == "$nor" {
-				n.kind = kNor
-			}
-			for _, c := range bsonkit.Values(v.Value) {
-				if cd, ok := c.DocumentOK(); ok {
-					n.children = append(n.children, p.doc(cd, prefix, group, groupPath))
-				}
-			}
-			and.children = append(and.children, n)
-		case "$comment":
-		case "$alwaysTrue":
-			and.children = append(and.children, &expr{kind: kAnd})
-		case "$alwaysFalse":
-			and.children = append(and.children, &expr{kind: kOr})
-		default:
-			if strings.HasPrefix(k, "$") {
-				and.children = append(and.children, &expr{kind: kOther, op: k, val: v})
-				return true
-			}
-			and.children = append(and.children, p.field(join(prefix, k), v, group, groupPath)...)
+// fromMatch returns the planner's tree of a compiled filter: the same
+// predicates, normalised (flattened, sorted, $in split into values and
+// regexes), each leaf keeping the match node that evaluates it.
+func fromMatch(f *match.Filter) *expr {
+	c := &converter{}
+	return simplify(c.node(f.View(), "", 0, ""))
+}
+
+// converter turns match's view of a filter into an expr tree, numbering
+// the $elemMatch objects.
+type converter struct{ groups int }
+
+var viewKinds = map[match.Kind]kind{
+	match.KindAnd: kAnd, match.KindOr: kOr, match.KindNor: kNor,
+	match.KindEq: kEq, match.KindLt: kLt, match.KindLte: kLte, match.KindGt: kGt, match.KindGte: kGte,
+	match.KindRegex: kRegex, match.KindExists: kExists, match.KindSize: kSize, match.KindMod: kMod, match.KindBits: kBits,
+}
+
+// node converts v, whose paths are relative to prefix (an $elemMatch
+// element), under $elemMatch group group (0: none) at groupPath.
+func (c *converter) node(v *match.Node, prefix string, group int, groupPath string) *expr {
+	e := &expr{path: join(prefix, v.Path), val: v.Value, op: v.Op, group: group, groupPath: groupPath, src: v}
+	switch v.Kind {
+	case match.KindAnd, match.KindOr, match.KindNor:
+		e.kind, e.path, e.group, e.groupPath = viewKinds[v.Kind], "", 0, ""
+		for _, ch := range v.Children {
+			e.children = append(e.children, c.node(ch, prefix, group, groupPath))
 		}
-		return true
-	})
-	return and
+	case match.KindTrue:
+		return &expr{kind: kAnd}
+	case match.KindFalse:
+		return &expr{kind: kOr}
+	case match.KindNot:
+		e.kind = kNot
+		e.children = []*expr{simplify(c.node(v.Children[0], prefix, group, groupPath))}
+	case match.KindIn:
+		e.kind, e.val = kIn, bson.RawValue{}
+		for _, x := range bsonkit.Values(v.Value.Value) {
+			if x.Type == bson.TypeRegex {
+				e.regexes = append(e.regexes, x)
+				continue
+			}
+			e.vals = append(e.vals, x)
+		}
+		sort.SliceStable(e.vals, func(i, j int) bool { return bsonkit.Compare(e.vals[i], e.vals[j]) < 0 })
+		uniq := e.vals[:0]
+		for i, x := range e.vals {
+			if i == 0 || bsonkit.Compare(x, uniq[len(uniq)-1]) != 0 {
+				uniq = append(uniq, x)
+			}
+		}
+		e.vals = uniq
+	case match.KindType:
+		e.kind = kType
+		if v.Value.Type == bson.TypeArray {
+			e.types = bsonkit.Values(v.Value.Value)
+		} else {
+			e.types = []bson.RawValue{v.Value}
+		}
+	case match.KindElemMatchValue:
+		// $elemMatch over values: {$gt: 1, $lt: 5} applied to each element.
+		e.kind = kElemVal
+		for _, ch := range v.Children {
+			e.children = append(e.children, c.node(ch, e.path, 0, ""))
+		}
+	case match.KindElemMatchObject:
+		c.groups++
+		g := c.groups
+		e.kind = kElemObj
+		e.children = []*expr{simplify(c.node(v.Children[0], e.path, g, e.path))}
+	case match.KindExpr:
+		e.kind, e.path, e.op = kOther, "", "$expr"
+	default:
+		k, ok := viewKinds[v.Kind]
+		if !ok {
+			k = kOther
+		}
+		e.kind = k
+	}
+	return e
 }
 
+// join appends a relative path to prefix; "" is the prefix itself (the
+// element an $elemMatch on values tests).
 func join(prefix, k string) string {
-	if prefix == "" {
+	switch {
+	case prefix == "":
 		return k
+	case k == "":
+		return prefix
 	}
 	return prefix + "." + k
 }
@@ -115,170 +175,6 @@ func isOperatorDoc(v bson.RawValue) bool {
 	}
 	e, err := d.IndexErr(0)
 	return err == nil && strings.HasPrefix(e.Key(), "$")
-}
-
-func (p *parser) field(path string, v bson.RawValue, group int, groupPath string) []*expr {
-	leaf := func(k kind, val bson.RawValue) *expr {
-		return &expr{kind: k, path: path, val: val, group: group, groupPath: groupPath}
-	}
-	if v.Type == bson.TypeRegex {
-		return []*expr{leaf(kRegex, v)}
-	}
-	if !isOperatorDoc(v) {
-		return []*expr{leaf(kEq, v)}
-	}
-	var out []*expr
-	d := v.Document()
-	var regex, options bson.RawValue
-	hasRegex := false
-	bsonkit.ForEach(d, func(op string, a bson.RawValue) bool {
-		switch op {
-		case "$eq":
-			out = append(out, leaf(kEq, a))
-		case "$ne":
-			out = append(out, &expr{kind: kNot, path: path, group: group, groupPath: groupPath, children: []*expr{leaf(kEq, a)}})
-		case "$gt":
-			out = append(out, leaf(kGt, a))
-		case "$gte":
-			out = append(out, leaf(kGte, a))
-		case "$lt":
-			out = append(out, leaf(kLt, a))
-		case "$lte":
-			out = append(out, leaf(kLte, a))
-		case "$in":
-			out = append(out, p.in(path, a, group, groupPath))
-		case "$nin":
-			out = append(out, &expr{kind: kNot, path: path, group: group, groupPath: groupPath, children: []*expr{p.in(path, a, group, groupPath)}})
-		case "$exists":
-			e := leaf(kExists, a)
-			if !truthy(a) {
-				e = &expr{kind: kNot, path: path, group: group, groupPath: groupPath, children: []*expr{e}}
-			}
-			out = append(out, e)
-		case "$type":
-			e := leaf(kType, a)
-			if a.Type == bson.TypeArray {
-				e.types = bsonkit.Values(a.Value)
-			} else {
-				e.types = []bson.RawValue{a}
-			}
-			out = append(out, e)
-		case "$regex":
-			regex, hasRegex = a, true
-		case "$options":
-			options = a
-		case "$not":
-			var child *expr
-			if a.Type == bson.TypeRegex {
-				child = leaf(kRegex, a)
-			} else if ad, ok := a.DocumentOK(); ok {
-				cs := p.field(path, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: ad}, group, groupPath)
-				child = &expr{kind: kAnd, children: cs}
-			}
-			if child != nil {
-				out = append(out, &expr{kind: kNot, path: path, group: group, groupPath: groupPath, children: []*expr{simplify(child)}})
-			}
-		case "$elemMatch":
-			out = append(out, p.elemMatch(path, a, group, groupPath))
-		case "$size":
-			e := leaf(kSize, a)
-			e.op = op
-			out = append(out, e)
-		case "$mod":
-			e := leaf(kMod, a)
-			e.op = op
-			out = append(out, e)
-		case "$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear":
-			e := leaf(kBits, a)
-			e.op = op
-			out = append(out, e)
-		case "$all":
-			arr := bsonkit.Values(a.Value)
-			if len(arr) == 0 {
-				out = append(out, &expr{kind: kOr})
-			}
-			for _, x := range arr {
-				if isOperatorDoc(x) {
-					if xd, ok := x.DocumentOK(); ok {
-						if em, err := xd.LookupErr("$elemMatch"); err == nil {
-							out = append(out, p.elemMatch(path, em, group, groupPath))
-							continue
-						}
-					}
-				}
-				if x.Type == bson.TypeRegex {
-					out = append(out, leaf(kRegex, x))
-				} else {
-					out = append(out, leaf(kEq, x))
-				}
-			}
-		default:
-			e := leaf(kOther, a)
-			e.op = op
-			out = append(out, e)
-		}
-		return true
-	})
-	if hasRegex {
-		e := leaf(kRegex, regex)
-		if regex.Type == bson.TypeString {
-			opts, _ := options.StringValueOK()
-			e.val = regexValue(regex.StringValue(), opts)
-		} else if regex.Type == bson.TypeRegex && options.Type == bson.TypeString {
-			pat, _ := regex.Regex()
-			e.val = regexValue(pat, options.StringValue())
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-func (p *parser) in(path string, a bson.RawValue, group int, groupPath string) *expr {
-	e := &expr{kind: kIn, path: path, group: group, groupPath: groupPath}
-	for _, x := range bsonkit.Values(a.Value) {
-		if x.Type == bson.TypeRegex {
-			e.regexes = append(e.regexes, x)
-			continue
-		}
-		e.vals = append(e.vals, x)
-	}
-	sort.SliceStable(e.vals, func(i, j int) bool { return bsonkit.Compare(e.vals[i], e.vals[j]) < 0 })
-	uniq := e.vals[:0]
-	for i, x := range e.vals {
-		if i == 0 || bsonkit.Compare(x, uniq[len(uniq)-1]) != 0 {
-			uniq = append(uniq, x)
-		}
-	}
-	e.vals = uniq
-	return e
-}
-
-func (p *parser) elemMatch(path string, a bson.RawValue, group int, groupPath string) *expr {
-	d, _ := a.DocumentOK()
-	if isOperatorDoc(a) {
-		// $elemMatch over values: {$gt: 1, $lt: 5} applied to each element.
-		n := &expr{kind: kElemVal, path: path, group: group, groupPath: groupPath}
-		n.children = p.field(path, a, 0, "")
-		return n
-	}
-	p.groups++
-	n := &expr{kind: kElemObj, path: path, group: group, groupPath: groupPath}
-	n.children = []*expr{simplify(p.doc(d, path, p.groups, path))}
-	return n
-}
-
-func truthy(v bson.RawValue) bool {
-	switch v.Type {
-	case bson.TypeBoolean:
-		return v.Boolean()
-	case bson.TypeNull, bson.TypeUndefined:
-		return false
-	}
-	if bsonkit.IsNumber(v.Type) {
-		f, _ := bsonkit.Float64(v)
-		return f != 0
-	}
-	return true
 }
 
 // simplify flattens nested $and, drops single-child $and/$or wrappers,
@@ -319,7 +215,7 @@ func simplify(e *expr) *expr {
 		}
 	case kIn:
 		if len(e.vals) == 1 && len(e.regexes) == 0 {
-			return &expr{kind: kEq, path: e.path, val: e.vals[0], group: e.group, groupPath: e.groupPath}
+			return &expr{kind: kEq, path: e.path, val: e.vals[0], group: e.group, groupPath: e.groupPath, src: e.src}
 		}
 	}
 	return e
@@ -514,4 +410,19 @@ func (e *expr) shape(b *strings.Builder) {
 		b.WriteByte(',')
 	}
 	b.WriteByte(')')
+}
+
+// truthy is mongod's BSONElement::trueValue.
+func truthy(v bson.RawValue) bool {
+	switch v.Type {
+	case bson.TypeBoolean:
+		return v.Boolean()
+	case bson.TypeNull, bson.TypeUndefined:
+		return false
+	}
+	if bsonkit.IsNumber(v.Type) {
+		f, _ := bsonkit.Float64(v)
+		return f != 0
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -643,14 +644,35 @@ func (s *subplan) describe(d bson.D, _ bool) bson.D {
 // doWork passes its child's work through.
 func (s *subplan) doWork(ctx context.Context) (state, *member, error) { return work(ctx, s.child) }
 
-// compileExpr compiles a planner expression back into a matcher.
+// compileExpr returns a matcher for a planner expression, made of the
+// match nodes its predicates came from: nothing is compiled again.
 func compileExpr(e *expr) (*match.Filter, error) {
-	raw, err := bson.Marshal(e.serialize(""))
-	if err != nil {
+	var nodes []*match.Node
+	var walk func(e *expr) error
+	walk = func(e *expr) error {
+		if e.kind == kAnd {
+			for _, c := range e.children {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if e.src == nil {
+			return errNoSource
+		}
+		nodes = append(nodes, e.src)
+		return nil
+	}
+	if err := walk(e); err != nil {
 		return nil, err
 	}
-	return match.Compile(raw)
+	return match.And(nodes), nil
 }
+
+// errNoSource reports an expression the planner built without a match
+// node behind it; its caller falls back to filtering after the fetch.
+var errNoSource = errors.New("plan: expression has no match node")
 
 // shapeHash returns mongod-style 8-hex-digit hashes of the query shape.
 func shapeHash(parts ...string) string {
