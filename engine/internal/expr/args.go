@@ -43,7 +43,8 @@ func (p *Parser) Exactly(name string, arg bson.RawValue, n int) ([]Expr, error) 
 }
 
 // Between parses the operands and checks there are from min to max of
-// them (16020; max < 0 for no upper bound).
+// them (28667, as MongoDB's ExpressionRangedArity; max < 0 for no upper
+// bound).
 func (p *Parser) Between(name string, arg bson.RawValue, min, max int) ([]Expr, error) {
 	ops, err := p.Operands(arg)
 	if err != nil {
@@ -51,9 +52,9 @@ func (p *Parser) Between(name string, arg bson.RawValue, min, max int) ([]Expr, 
 	}
 	switch {
 	case len(ops) < min && max < 0:
-		return nil, mongoerr.Newf(mongoerr.Code(16020), "Expression %s takes at least %d arguments, and at most %d. %d were passed in.", name, min, max, len(ops))
+		return nil, mongoerr.Newf(mongoerr.Code(28667), "Expression %s takes at least %d arguments. %d were passed in.", name, min, len(ops))
 	case len(ops) < min || max >= 0 && len(ops) > max:
-		return nil, mongoerr.Newf(mongoerr.Code(16020), "Expression %s takes at least %d arguments, and at most %d. %d were passed in.", name, min, max, len(ops))
+		return nil, mongoerr.Newf(mongoerr.Code(28667), "Expression %s takes at least %d arguments, and at most %d. %d were passed in.", name, min, max, len(ops))
 	}
 	return ops, nil
 }

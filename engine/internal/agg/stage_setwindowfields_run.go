@@ -1,0 +1,164 @@
+package agg
+
+import (
+	"context"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/expr"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+func (s *stageSetWindowFields) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
+	src := in
+	for _, st := range s.pre {
+		next, err := st.open(ctx, rc, src)
+		if err != nil {
+			return nil, err
+		}
+		src = next
+	}
+	w := &winRun{s: s, in: src, ctx: rc.exprCtx(), mem: &winMemory{limit: limit(rc.opts.Limits.SetWindowFields)}, st: rc.st}
+	var out Source = &funcSource{next: w.next, close: src.Close}
+	if s.post != nil {
+		return s.post.open(ctx, rc, out)
+	}
+	return out, nil
+}
+
+// winRun is one run of $setWindowFields over sorted input: it buffers a
+// partition, starts each function over it, and returns its documents
+// with the outputs added.
+type winRun struct {
+	s   *stageSetWindowFields
+	in  Source
+	ctx *expr.Ctx
+	mem *winMemory
+	st  *stageStats
+
+	pending bson.Raw // the first document of the next partition
+	pendKey bson.RawValue
+	eof     bool
+	part    *partition
+	cursors []winCursor
+	i       int
+	keyCtx  *expr.Ctx
+}
+
+// partitionKey evaluates the partition key of doc: missing counts as
+// null, an array is an error (TypeMismatch).
+func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
+	if w.s.partKey == nil {
+		return bson.RawValue{}, nil
+	}
+	if w.keyCtx == nil {
+		w.keyCtx = &expr.Ctx{Vars: append([]bson.RawValue(nil), w.ctx.Vars...), Now: w.ctx.Now, ClusterTime: w.ctx.ClusterTime}
+	}
+	w.keyCtx.SetRoot(doc)
+	v, err := w.s.partKey.Eval(w.keyCtx)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	if v.Type == 0 {
+		v = expr.Null()
+	}
+	if v.Type == bson.TypeArray {
+		return bson.RawValue{}, mongoerr.New(mongoerr.TypeMismatch, "Cannot 'partitionBy' an expression of type array")
+	}
+	return v, nil
+}
+
+// fill reads the next partition into memory; it reports false at the end
+// of the input.
+func (w *winRun) fill(ctx context.Context) (bool, error) {
+	w.mem.reset()
+	w.part = &partition{ctx: w.ctx, sort: w.s.sortBy, mem: w.mem}
+	if w.s.sortBy == nil {
+		w.part.sort = &winSort{}
+	}
+	var key bson.RawValue
+	if w.pending != nil {
+		w.part.docs = append(w.part.docs, w.pending)
+		key = w.pendKey
+		w.pending = nil
+		if err := w.mem.addDoc(docSize(w.part.docs[0])); err != nil {
+			return false, err
+		}
+	}
+	for !w.eof {
+		d, err := w.in.Next(ctx)
+		if err != nil {
+			return false, err
+		}
+		if d == nil {
+			w.eof = true
+			break
+		}
+		k, err := w.partitionKey(d)
+		if err != nil {
+			return false, err
+		}
+		if len(w.part.docs) > 0 && bsonkit.Compare(k, key) != 0 {
+			w.pending, w.pendKey = d, k
+			break
+		}
+		key = k
+		w.part.docs = append(w.part.docs, d)
+		if err := w.mem.addDoc(docSize(d)); err != nil {
+			return false, err
+		}
+	}
+	if len(w.part.docs) == 0 {
+		return false, nil
+	}
+	w.cursors = w.cursors[:0]
+	for _, o := range w.s.outputs {
+		c, err := o.fn.start(w.part)
+		if err != nil {
+			return false, err
+		}
+		w.cursors = append(w.cursors, c)
+	}
+	w.i = 0
+	return true, nil
+}
+
+func (w *winRun) next(ctx context.Context) (bson.Raw, error) {
+	if w.part == nil || w.i >= len(w.part.docs) {
+		ok, err := w.fill(ctx)
+		if err != nil || !ok {
+			w.note()
+			return nil, err
+		}
+	}
+	i := w.i
+	w.i++
+	doc := w.part.docs[i]
+	if w.s.setter == nil {
+		return doc, nil
+	}
+	for k, c := range w.cursors {
+		v, err := c(i)
+		if err != nil {
+			return nil, err
+		}
+		w.ctx.Set(w.s.outputs[k].slot, v)
+	}
+	out, err := w.s.setter.apply(w.ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	if i == len(w.part.docs)-1 {
+		// Let the partition go before reading the next.
+		w.part.docs = w.part.docs[:len(w.part.docs):len(w.part.docs)]
+	}
+	return out, nil
+}
+
+// note records the memory figures explain shows.
+func (w *winRun) note() {
+	if w.st != nil && w.mem.max > 0 {
+		w.st.extra = bson.D{{Key: "maxTotalMemoryUsageBytes", Value: w.mem.max}}
+	}
+}

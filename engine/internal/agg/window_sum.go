@@ -1,0 +1,231 @@
+package agg
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/expr"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+func init() {
+	registerWin("$sum", parseAccFunc(func(rem bool) winState { return &sumState{removable: rem} }))
+	registerWin("$avg", parseAccFunc(func(rem bool) winState { return &sumState{removable: rem, avg: true} }))
+	registerWin("$count", parseCount)
+}
+
+// parseCount parses {$count: {}} as {$sum: 1} over the same window.
+func parseCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
+	arg, window, err := winArgs(spec, name)
+	if err != nil {
+		if me := mongoerr.As(err); me != nil && me.Msg == "Cannot specify two functions in window function spec" {
+			return nil, failedToParse("Cannot specify multiple functions in window function spec")
+		}
+		return nil, err
+	}
+	if arg.Type != bson.TypeEmbeddedDocument || bsonkit.Len(arg.Value) != 0 {
+		return nil, failedToParse("$count only accepts an empty object as input")
+	}
+	w, err := env.parseBounds(window)
+	if err != nil {
+		return nil, err
+	}
+	return &accFunc{input: expr.Const(expr.Int32(1)), win: w, newState: func(rem bool) winState { return &sumState{removable: rem} }}, nil
+}
+
+// numTotal sums numbers exactly where it can: integers in 128 bits,
+// doubles with Neumaier's compensation and NaN and infinities counted
+// apart, so that values can be removed again. It counts each type so the
+// result gets MongoDB's type.
+type numTotal struct {
+	hi, lo                  uint64 // two's complement 128-bit integer sum
+	dsum, dcomp             float64
+	nan, posInf, negInf     int64
+	nInt, nLong, nDbl, nDec int64
+}
+
+// addNum adds (sign 1) or removes (sign -1) a numeric value; it reports
+// false for a non-number, which it ignores.
+func (t *numTotal) addNum(v bson.RawValue, sign int64) bool {
+	switch v.Type {
+	case bson.TypeInt32:
+		t.nInt += sign
+		t.addInt(int64(v.Int32()), sign)
+	case bson.TypeInt64:
+		t.nLong += sign
+		t.addInt(v.Int64(), sign)
+	case bson.TypeDouble:
+		t.nDbl += sign
+		t.addFloat(v.Double(), sign)
+	case bson.TypeDecimal128:
+		t.nDec += sign
+		f, _ := bsonkit.Float64(v)
+		t.addFloat(f, sign)
+	default:
+		return false
+	}
+	return true
+}
+
+func (t *numTotal) addInt(i int64, sign int64) {
+	lo, hi := uint64(i), uint64(0)
+	if i < 0 {
+		hi = math.MaxUint64
+	}
+	if sign < 0 {
+		// Negate the 128-bit value.
+		lo, hi = ^lo, ^hi
+		var c uint64
+		lo, c = bits.Add64(lo, 1, 0)
+		hi += c
+	}
+	var c uint64
+	t.lo, c = bits.Add64(t.lo, lo, 0)
+	t.hi, _ = bits.Add64(t.hi, hi, c)
+}
+
+func (t *numTotal) addFloat(f float64, sign int64) {
+	switch {
+	case math.IsNaN(f):
+		t.nan += sign
+	case math.IsInf(f, 1):
+		t.posInf += sign
+	case math.IsInf(f, -1):
+		t.negInf += sign
+	default:
+		x := f * float64(sign)
+		s := t.dsum + x
+		if math.Abs(t.dsum) >= math.Abs(x) {
+			t.dcomp += (t.dsum - s) + x
+		} else {
+			t.dcomp += (x - s) + t.dsum
+		}
+		t.dsum = s
+	}
+	if t.nDbl == 0 && t.nDec == 0 {
+		t.dsum, t.dcomp = 0, 0
+	}
+}
+
+// intSum returns the integer part of the sum and whether it fits 64 bits.
+func (t *numTotal) intSum() (int64, bool) {
+	v := int64(t.lo)
+	if (v < 0 && t.hi == math.MaxUint64) || (v >= 0 && t.hi == 0) {
+		return v, true
+	}
+	return 0, false
+}
+
+// intFloat returns the integer part of the sum as a double.
+func (t *numTotal) intFloat() float64 {
+	if v, ok := t.intSum(); ok {
+		return float64(v)
+	}
+	neg := int64(t.hi) < 0
+	lo, hi := t.lo, t.hi
+	if neg {
+		lo, hi = ^lo, ^hi
+		var c uint64
+		lo, c = bits.Add64(lo, 1, 0)
+		hi += c
+	}
+	f := float64(hi)*18446744073709551616.0 + float64(lo)
+	if neg {
+		return -f
+	}
+	return f
+}
+
+// special returns the NaN or infinite result when the sum has one.
+func (t *numTotal) special() (float64, bool) {
+	switch {
+	case t.nan > 0 || (t.posInf > 0 && t.negInf > 0):
+		return math.NaN(), true
+	case t.posInf > 0:
+		return math.Inf(1), true
+	case t.negInf > 0:
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+// float returns the whole sum as a double.
+func (t *numTotal) float() float64 {
+	if f, ok := t.special(); ok {
+		return f
+	}
+	return t.intFloat() + (t.dsum + t.dcomp)
+}
+
+// sum returns the total typed as $sum does: with removable false as the
+// $group accumulator (the widest input type, int widening to long and
+// long to double on overflow), with removable true as a removable window
+// (decimal if any decimal remains, else double if any double, else an int
+// or long).
+func (t *numTotal) sum(removable bool) bson.RawValue {
+	if t.nDec > 0 {
+		return decimalOf(t.float())
+	}
+	if t.nDbl > 0 {
+		return expr.Double(t.float())
+	}
+	i, ok := t.intSum()
+	if !ok {
+		return expr.Double(t.intFloat())
+	}
+	if removable || t.nLong == 0 {
+		return expr.IntOrLong(i)
+	}
+	return expr.Int64(i)
+}
+
+// decimalOf converts a double to a decimal128 with its shortest digits.
+// Divergence: window functions compute decimals in double precision.
+func decimalOf(f float64) bson.RawValue {
+	var s string
+	switch {
+	case math.IsNaN(f):
+		s = "NaN"
+	case math.IsInf(f, 1):
+		s = "Infinity"
+	case math.IsInf(f, -1):
+		s = "-Infinity"
+	default:
+		s = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	d, err := bson.ParseDecimal128(s)
+	if err != nil {
+		return expr.Double(f)
+	}
+	return expr.Decimal(d)
+}
+
+// sumState is $sum and $avg.
+type sumState struct {
+	removable, avg bool
+	t              numTotal
+}
+
+func (s *sumState) add(v bson.RawValue) error    { s.t.addNum(v, 1); return nil }
+func (s *sumState) remove(v bson.RawValue) error { s.t.addNum(v, -1); return nil }
+func (s *sumState) reset()                       { s.t = numTotal{} }
+func (s *sumState) bytes() int64                 { return 96 }
+
+func (s *sumState) value() (bson.RawValue, error) {
+	if !s.avg {
+		return s.t.sum(s.removable), nil
+	}
+	n := s.t.nInt + s.t.nLong + s.t.nDbl + s.t.nDec
+	if n == 0 {
+		return expr.Null(), nil
+	}
+	avg := s.t.float() / float64(n)
+	if s.t.nDec > 0 {
+		return decimalOf(avg), nil
+	}
+	return expr.Double(avg), nil
+}

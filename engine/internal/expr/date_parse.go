@@ -1,0 +1,414 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// parsedDate collects the fields a date string sets; -1 marks a field the
+// string did not set.
+type parsedDate struct {
+	y, m, d, h, i, s, ms int
+	isoY, isoW, isoD     int
+	zoned                bool // the string carried a zone (Z, an offset, an abbreviation)
+	offset               int  // seconds east of UTC when zoned
+}
+
+func newParsedDate() parsedDate {
+	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, 0}
+}
+
+// dateParseError is the ConversionFailure $dateFromString reports.
+func dateParseError(s, why string) error {
+	return mongoerr.Newf(codeConversionFailure, "Error parsing date string '%s'; %s", s, why)
+}
+
+// resolve turns the parsed fields into an instant in zone z, with
+// mongod's checks: a missing time is midnight, a missing date fails, and
+// a zone in the string conflicts with a timezone argument other than UTC.
+func (p *parsedDate) resolve(src string, z *tzone) (int64, error) {
+	if p.h < 0 && p.i < 0 && p.s < 0 {
+		p.h, p.i, p.s = 0, 0, 0
+		if p.ms < 0 {
+			p.ms = 0
+		}
+	}
+	if p.h >= 0 || p.i >= 0 || p.s >= 0 {
+		p.h, p.i, p.s, p.ms = max(p.h, 0), max(p.i, 0), max(p.s, 0), max(p.ms, 0)
+	}
+	if p.isoY >= 0 && p.y < 0 {
+		w, d := max(p.isoW, 1), max(p.isoD, 1)
+		jan4 := time.Date(p.isoY, time.January, 4, 0, 0, 0, 0, time.UTC)
+		t := jan4.AddDate(0, 0, -(isoDayOfWeek(jan4)-1)+(w-1)*7+(d-1))
+		p.y, p.m, p.d = t.Year(), int(t.Month()), t.Day()
+	}
+	if p.y < 0 || p.m < 0 || p.d < 0 {
+		return 0, mongoerr.Newf(codeConversionFailure, "an incomplete date/time string has been found, with elements missing: \"%s\"", src)
+	}
+	if p.m < 1 || p.m > 12 || p.d < 1 || p.d > daysIn(p.y, p.m) {
+		return 0, dateParseError(src, "0: The parsed date was invalid ''")
+	}
+	if p.h > 23 || p.i > 59 || p.s > 59 {
+		return 0, dateParseError(src, "0: The parsed time was invalid ''")
+	}
+	if p.zoned && !z.isUTC() {
+		return 0, mongoerr.New(codeConversionFailure, "you cannot pass in a date/time string with GMT offset together with a timezone argument")
+	}
+	loc := z.loc
+	if p.zoned {
+		loc = time.FixedZone("", p.offset)
+	}
+	t := time.Date(p.y, time.Month(p.m), p.d, p.h, p.i, p.s, 0, loc)
+	return t.Unix()*1000 + int64(p.ms), nil
+}
+
+// daysIn is the number of days of month m of year y.
+func daysIn(y, m int) int {
+	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// scanner reads a date string.
+type scanner struct {
+	s   string
+	pos int
+}
+
+func (sc *scanner) eof() bool { return sc.pos >= len(sc.s) }
+
+func (sc *scanner) peek() byte {
+	if sc.eof() {
+		return 0
+	}
+	return sc.s[sc.pos]
+}
+
+// digits reads from 1 to max digits; n is the number read.
+func (sc *scanner) digits(max int) (v, n int) {
+	for n < max && !sc.eof() && sc.peek() >= '0' && sc.peek() <= '9' {
+		v = v*10 + int(sc.peek()-'0')
+		sc.pos++
+		n++
+	}
+	return v, n
+}
+
+// number skips non-digits (as timelib's number reader does) and reads up
+// to max digits; ok is false at the end of the string.
+func (sc *scanner) number(max int) (int, int, bool) {
+	for !sc.eof() && (sc.peek() < '0' || sc.peek() > '9') {
+		sc.pos++
+	}
+	v, n := sc.digits(max)
+	return v, n, n > 0
+}
+
+// zone reads Z, an abbreviation (UTC, GMT), or an offset ±HH[[:]MM],
+// optionally after GMT/UTC.
+func (sc *scanner) zone(p *parsedDate) bool {
+	rest := sc.s[sc.pos:]
+	switch {
+	case strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "z"):
+		sc.pos++
+		p.zoned, p.offset = true, 0
+		return true
+	case strings.HasPrefix(rest, "UTC") || strings.HasPrefix(rest, "GMT"):
+		sc.pos += 3
+		p.zoned, p.offset = true, 0
+		if c := sc.peek(); c != '+' && c != '-' {
+			return true
+		}
+	}
+	c := sc.peek()
+	if c != '+' && c != '-' {
+		return false
+	}
+	sc.pos++
+	h, n := sc.digits(2)
+	if n == 0 {
+		return false
+	}
+	m := 0
+	if sc.peek() == ':' {
+		sc.pos++
+	}
+	if mm, n := sc.digits(2); n > 0 {
+		m = mm
+	}
+	off := h*3600 + m*60
+	if c == '-' {
+		off = -off
+	}
+	p.zoned, p.offset = true, off
+	return true
+}
+
+var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+
+// monthName reads an English month name or its three-letter abbreviation.
+func (sc *scanner) monthName() int {
+	rest := strings.ToLower(sc.s[sc.pos:])
+	for i, m := range monthNames {
+		if strings.HasPrefix(rest, m) {
+			n := 3
+			full := strings.ToLower(time.Month(i + 1).String())
+			if strings.HasPrefix(rest, full) {
+				n = len(full)
+			}
+			sc.pos += n
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// parseDateFree parses a date string without a format, accepting the
+// forms timelib's free-form parser is most often given: ISO 8601 dates and
+// times (2017-02-08T12:10:40.787Z, 2017-02-08 12:10:40+02:00), slashed
+// dates (2017/02/08, 02/08/2017) and English month names (Feb 8, 2017,
+// 8 February 2017).
+//
+// Divergence: timelib accepts many more free-form inputs ("next monday",
+// relative offsets, week dates); those fail here with ConversionFailure.
+func parseDateFree(src string, z *tzone) (int64, error) {
+	p := newParsedDate()
+	sc := &scanner{s: strings.TrimSpace(src)}
+	bad := func() (int64, error) {
+		return 0, dateParseError(src, fmt.Sprintf("%d: Unexpected data found. '%c'", sc.pos, sc.peek()))
+	}
+	if err := sc.datePart(&p); err != nil {
+		return bad()
+	}
+	if sc.peek() == 'T' || sc.peek() == 't' || sc.peek() == ' ' {
+		save := sc.pos
+		sc.pos++
+		for sc.peek() == ' ' {
+			sc.pos++
+		}
+		if !sc.timePart(&p) {
+			sc.pos = save
+		}
+	}
+	for sc.peek() == ' ' {
+		sc.pos++
+	}
+	if !sc.eof() {
+		if !sc.zone(&p) {
+			if isLetter(sc.peek()) {
+				return 0, dateParseError(src, fmt.Sprintf("%d: passing a time zone identifier as part of the string is not allowed '%c'", sc.pos, sc.peek()))
+			}
+			return bad()
+		}
+	}
+	if !sc.eof() {
+		return bad()
+	}
+	return p.resolve(src, z)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// datePart reads the date of a free-form string.
+func (sc *scanner) datePart(p *parsedDate) error {
+	errBad := fmt.Errorf("bad date")
+	if m := sc.monthName(); m > 0 {
+		// "Feb 8, 2017" / "February 8 2017"
+		for sc.peek() == ' ' || sc.peek() == '.' {
+			sc.pos++
+		}
+		d, n := sc.digits(2)
+		if n == 0 {
+			return errBad
+		}
+		for sc.peek() == ',' || sc.peek() == ' ' {
+			sc.pos++
+		}
+		y, n := sc.digits(4)
+		if n != 4 {
+			return errBad
+		}
+		p.y, p.m, p.d = y, m, d
+		return nil
+	}
+	a, na := sc.digits(4)
+	if na == 0 {
+		return errBad
+	}
+	sep := sc.peek()
+	if na <= 2 && sep == ' ' {
+		// "8 Feb 2017"
+		sc.pos++
+		m := sc.monthName()
+		if m == 0 {
+			return errBad
+		}
+		for sc.peek() == ' ' || sc.peek() == ',' {
+			sc.pos++
+		}
+		y, n := sc.digits(4)
+		if n != 4 {
+			return errBad
+		}
+		p.y, p.m, p.d = y, m, a
+		return nil
+	}
+	if sep != '-' && sep != '/' {
+		return errBad
+	}
+	sc.pos++
+	b, nb := sc.digits(2)
+	if nb == 0 || sc.peek() != sep {
+		return errBad
+	}
+	sc.pos++
+	c, nc := sc.digits(4)
+	switch {
+	case na == 4 && nc >= 1 && nc <= 2:
+		p.y, p.m, p.d = a, b, c
+	case sep == '/' && na <= 2 && nc == 4:
+		p.y, p.m, p.d = c, a, b
+	default:
+		return errBad
+	}
+	return nil
+}
+
+// timePart reads HH:MM[:SS[.fraction]].
+func (sc *scanner) timePart(p *parsedDate) bool {
+	h, n := sc.digits(2)
+	if n == 0 || sc.peek() != ':' {
+		return false
+	}
+	sc.pos++
+	i, n := sc.digits(2)
+	if n != 2 {
+		return false
+	}
+	p.h, p.i, p.s, p.ms = h, i, 0, 0
+	if sc.peek() == ':' {
+		sc.pos++
+		s, n := sc.digits(2)
+		if n != 2 {
+			return false
+		}
+		p.s = s
+		if sc.peek() == '.' || sc.peek() == ',' {
+			sc.pos++
+			start := sc.pos
+			frac, n := sc.digits(9)
+			if n == 0 {
+				return false
+			}
+			for k := sc.pos - start; k < 3; k++ {
+				frac *= 10
+			}
+			for k := sc.pos - start; k > 3; k-- {
+				frac /= 10
+			}
+			p.ms = frac
+		}
+	}
+	return true
+}
+
+// parseDateWithFormat parses src as format says, with the specifiers of
+// fromStringSpecifiers; literal characters must match exactly.
+func parseDateWithFormat(src, format string, z *tzone) (int64, error) {
+	p := newParsedDate()
+	sc := &scanner{s: src}
+	fail := func(why string) (int64, error) {
+		return 0, dateParseError(src, fmt.Sprintf("%d: %s", sc.pos, why))
+	}
+	for i := 0; i < len(format); i++ {
+		fc := format[i]
+		if fc != '%' {
+			if sc.eof() {
+				return fail("Data missing")
+			}
+			if sc.peek() != fc {
+				return fail("The format separator does not match")
+			}
+			sc.pos++
+			continue
+		}
+		i++
+		spec := format[i]
+		if spec == '%' {
+			if sc.peek() != '%' {
+				return fail("The escaped character could not be found")
+			}
+			sc.pos++
+			continue
+		}
+		if sc.eof() {
+			return fail("Data missing")
+		}
+		var v, n int
+		var ok bool
+		switch spec {
+		case 'Y', 'G':
+			v, n, ok = sc.number(4)
+			if !ok || n != 4 {
+				return fail("A four digit year could not be found")
+			}
+			if spec == 'Y' {
+				p.y = v
+			} else {
+				p.isoY = v
+			}
+		case 'm', 'd', 'H', 'M', 'S', 'V':
+			if v, _, ok = sc.number(2); !ok {
+				return fail("A two digit value could not be found")
+			}
+			switch spec {
+			case 'm':
+				p.m = v
+			case 'd':
+				p.d = v
+			case 'H':
+				p.h = v
+			case 'M':
+				p.i = v
+			case 'S':
+				p.s = v
+			case 'V':
+				p.isoW = v
+			}
+		case 'u':
+			if v, _, ok = sc.number(1); !ok {
+				return fail("A single digit day of week could not be found")
+			}
+			p.isoD = v
+		case 'L':
+			if v, n, ok = sc.number(3); !ok {
+				return fail("A three digit millisecond could not be found")
+			}
+			for ; n < 3; n++ {
+				v *= 10
+			}
+			p.ms = v
+		case 'z':
+			if !sc.zone(&p) {
+				return fail("The timezone could not be found in the database")
+			}
+		case 'Z':
+			c := sc.peek()
+			if c == '+' || c == '-' {
+				sc.pos++
+			}
+			if v, _, ok = sc.number(4); !ok {
+				return fail("A timezone offset in minutes could not be found")
+			}
+			if c == '-' {
+				v = -v
+			}
+			p.zoned, p.offset = true, v*60
+		}
+	}
+	if !sc.eof() {
+		return fail("Trailing data")
+	}
+	return p.resolve(src, z)
+}

@@ -1,0 +1,277 @@
+package expr
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// $regexMatch, $regexFind and $regexFindAll. Patterns compile through
+// compileRegex, the one place that knows the regex engine.
+func init() {
+	register("$regexMatch", parseRegexOp)
+	register("$regexFind", parseRegexOp)
+	register("$regexFindAll", parseRegexOp)
+}
+
+// compileRegex compiles a pattern with MongoDB's options: i (case
+// insensitive), m (^ and $ at line ends), s (dot matches newline), x
+// (whitespace and #-comments in the pattern are ignored) and u (UTF-8,
+// always on). The caller has validated the options.
+//
+// Divergence: patterns are compiled with Go's RE2-style regexp, not PCRE.
+// Back-references, lookaround, possessive quantifiers and atomic groups
+// fail with 51111, and $ without m matches only at the very end (PCRE
+// also matches before a final newline). TODO(#regex): switch to the
+// PCRE-compatible package once it lands.
+func compileRegex(pattern, options string) (*regexp.Regexp, error) {
+	flags := ""
+	for _, f := range "ims" {
+		if strings.ContainsRune(options, f) {
+			flags += string(f)
+		}
+	}
+	if strings.ContainsRune(options, 'x') {
+		pattern = stripExtended(pattern)
+	}
+	if flags != "" {
+		pattern = "(?" + flags + ")" + pattern
+	}
+	return regexp.Compile(pattern)
+}
+
+// stripExtended removes what PCRE's extended mode ignores: unescaped
+// whitespace and comments from # to the end of the line, outside
+// character classes.
+func stripExtended(p string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			b.WriteByte(c)
+			b.WriteByte(p[i+1])
+			i++
+			continue
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			continue
+		case c == '#':
+			for i < len(p) && p[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// regexCache memoizes compiled patterns by options and pattern, so that a
+// pattern read from documents compiles once per distinct value. It is
+// bounded: past regexCacheMax entries it is cleared.
+var (
+	regexCacheMu sync.Mutex
+	regexCache   = map[string]*regexp.Regexp{}
+)
+
+const regexCacheMax = 1024
+
+func cachedRegex(pattern, options string) (*regexp.Regexp, error) {
+	key := options + "\x00" + pattern
+	regexCacheMu.Lock()
+	re, ok := regexCache[key]
+	regexCacheMu.Unlock()
+	if ok {
+		return re, nil
+	}
+	re, err := compileRegex(pattern, options)
+	if err != nil {
+		return nil, err
+	}
+	regexCacheMu.Lock()
+	if len(regexCache) >= regexCacheMax {
+		regexCache = map[string]*regexp.Regexp{}
+	}
+	regexCache[key] = re
+	regexCacheMu.Unlock()
+	return re, nil
+}
+
+// regexExpr is one of the three regex operators.
+type regexExpr struct {
+	name                  string
+	input, regex, options Expr
+}
+
+func parseRegexOp(p *Parser, name string, arg bson.RawValue) (Expr, error) {
+	if arg.Type != bson.TypeEmbeddedDocument {
+		return nil, mongoerr.Newf(mongoerr.Code(51103), "%s expects an object of named arguments but found: %s", name, bsonkit.TypeName(arg.Type))
+	}
+	args, err := namedArgs(p, arg.Document(), []string{"input", "regex", "options"}, func(k string) error {
+		return mongoerr.Newf(mongoerr.Code(31024), "%s found an unknown argument: %s", name, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if args["input"] == nil {
+		return nil, mongoerr.Newf(mongoerr.Code(31022), "%s requires 'input' parameter", name)
+	}
+	if args["regex"] == nil {
+		return nil, mongoerr.Newf(mongoerr.Code(31023), "%s requires 'regex' parameter", name)
+	}
+	return &regexExpr{name: name, input: args["input"], regex: args["regex"], options: args["options"]}, nil
+}
+
+// prepare evaluates the operands and compiles the pattern; re is nil
+// when the input or the pattern is nullish.
+func (e *regexExpr) prepare(c *Ctx) (string, *regexp.Regexp, error) {
+	in, err := e.input.Eval(c)
+	if err != nil {
+		return "", nil, err
+	}
+	rv, err := e.regex.Eval(c)
+	if err != nil {
+		return "", nil, err
+	}
+	ov := Null()
+	if e.options != nil {
+		if ov, err = e.options.Eval(c); err != nil {
+			return "", nil, err
+		}
+	}
+	if !IsNullish(rv) && rv.Type != bson.TypeString && rv.Type != bson.TypeRegex {
+		return "", nil, mongoerr.Newf(mongoerr.Code(51105), "%s needs 'regex' to be of type string or regex", e.name)
+	}
+	if !IsNullish(ov) && ov.Type != bson.TypeString {
+		return "", nil, mongoerr.Newf(mongoerr.Code(51106), "%s needs 'options' to be of type string", e.name)
+	}
+	var pattern, options string
+	havePattern := false
+	switch rv.Type {
+	case bson.TypeRegex:
+		var flags string
+		pattern, flags = rv.Regex()
+		havePattern = true
+		if flags != "" && !IsNullish(ov) {
+			return "", nil, mongoerr.Newf(mongoerr.Code(51107), "%s: found regex option(s) specified in both 'regex' and 'option' fields", e.name)
+		}
+		options = flags
+	case bson.TypeString:
+		pattern, havePattern = rv.StringValue(), true
+	}
+	if !IsNullish(ov) {
+		options = ov.StringValue()
+	}
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return "", nil, mongoerr.Newf(mongoerr.Code(51109), "%s: regular expression cannot contain an embedded null byte", e.name)
+	}
+	if strings.IndexByte(options, 0) >= 0 {
+		return "", nil, mongoerr.Newf(mongoerr.Code(51110), "%s: regular expression options cannot contain an embedded null byte", e.name)
+	}
+	for _, f := range options {
+		if !strings.ContainsRune("imsux", f) {
+			return "", nil, mongoerr.Newf(mongoerr.Code(51108), "%s invalid flag in regex options: %c", e.name, f)
+		}
+	}
+	var re *regexp.Regexp
+	if havePattern {
+		if re, err = cachedRegex(pattern, options); err != nil {
+			return "", nil, mongoerr.Newf(mongoerr.Code(51111), "Invalid Regex in %s: %s", e.name, err.Error())
+		}
+	}
+	if !IsNullish(in) && in.Type != bson.TypeString {
+		return "", nil, mongoerr.Newf(mongoerr.Code(51104), "%s needs 'input' to be of type string", e.name)
+	}
+	if IsNullish(in) {
+		return "", nil, nil
+	}
+	return in.StringValue(), re, nil
+}
+
+// maxRegexOutput bounds the total size of $regexFindAll's matches, as
+// mongod's 64 MB buffer limit does.
+const maxRegexOutput = 64 * 1024 * 1024
+
+func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
+	in, re, err := e.prepare(c)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	switch e.name {
+	case "$regexMatch":
+		return Bool(re != nil && re.MatchString(in)), nil
+	case "$regexFind":
+		if re == nil {
+			return Null(), nil
+		}
+		m := re.FindStringSubmatchIndex(in)
+		if m == nil {
+			return Null(), nil
+		}
+		return regexMatchDoc(in, m), nil
+	}
+	b := NewArrayBuilder(0)
+	if re == nil {
+		return b.Value(), nil
+	}
+	all := re.FindAllStringSubmatchIndex(in, -1)
+	// mongod never starts a search at the end of a non-empty input, so an
+	// empty match there right after an empty match is not reported.
+	if n := len(all); n >= 2 && len(in) > 0 {
+		last, prev := all[n-1], all[n-2]
+		if last[0] == len(in) && last[1] == len(in) && prev[0] == prev[1] && prev[0] < len(in) && prev[0]+cpLen(in[prev[0]]) == len(in) {
+			all = all[:n-1]
+		}
+	} else if n == 1 && len(in) > 0 && all[0][0] == len(in) && all[0][1] == len(in) {
+		// A lone empty match at the end is found from position 0: keep it.
+	}
+	total := 0
+	for _, m := range all {
+		d := regexMatchDoc(in, m)
+		total += len(d.Value)
+		if total > maxRegexOutput {
+			return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(51151), "%s: the size of buffer to store output exceeded the 64MB limit", e.name)
+		}
+		b.Append(d)
+	}
+	if b.Size() > MaxBSONSize {
+		return bson.RawValue{}, errTooLarge()
+	}
+	return b.Value(), nil
+}
+
+// regexMatchDoc builds {match, idx, captures} for the submatch indexes m;
+// idx counts code points, unmatched groups are null.
+func regexMatchDoc(in string, m []int) bson.RawValue {
+	idx := 0
+	for i := 0; i < m[0]; i++ {
+		if !isContinuation(in[i]) {
+			idx++
+		}
+	}
+	caps := NewArrayBuilder(len(m)/2 - 1)
+	for g := 1; g < len(m)/2; g++ {
+		if m[2*g] < 0 {
+			caps.Append(Null())
+		} else {
+			caps.Append(String(in[m[2*g]:m[2*g+1]]))
+		}
+	}
+	d := NewDocBuilder()
+	d.Append("match", String(in[m[0]:m[1]]))
+	d.Append("idx", Int32(int32(idx)))
+	d.Append("captures", caps.Value())
+	return Doc(d.Doc())
+}
