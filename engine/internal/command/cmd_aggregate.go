@@ -140,7 +140,7 @@ loop:
 			break loop
 		}
 	}
-	if err := q.setFilter(filter); err != nil {
+	if err := q.setFilter(filter, r.matchEnv(nil)); err != nil {
 		return nil, err
 	}
 	if err := q.setSort(sortSpec); err != nil {

@@ -70,7 +70,7 @@ func parseCount(r *Request) (*countParams, error) {
 // query compiles p's filter and hint against the collection as it is now.
 func (p *countParams) query(r *Request) (*query, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint}
-	if err := q.setFilter(p.filter); err != nil {
+	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()
@@ -169,7 +169,7 @@ func parseDistinct(r *Request) (*distinctParams, error) {
 // query compiles p's filter and hint against the collection as it is now.
 func (p *distinctParams) query(r *Request) (*query, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint}
-	if err := q.setFilter(p.filter); err != nil {
+	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()

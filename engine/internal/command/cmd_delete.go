@@ -5,6 +5,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -31,7 +32,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
-			n, err := r.deleteOne(ctx, w, ns, st)
+			n, err := r.deleteOne(ctx, w, ns, st, b.let)
 			res.n += n
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
@@ -100,10 +101,10 @@ func parseDeleteStmt(raw bson.Raw) (deleteStmt, error) {
 }
 
 // query compiles st's filter and hint against coll (nil: the collection
-// does not exist).
-func (st deleteStmt) query(coll *storage.Collection) (*query, error) {
+// does not exist); the filter's $expr reads env.
+func (st deleteStmt) query(coll *storage.Collection, env match.Env) (*query, error) {
 	q := &query{coll: coll, limit: st.limit, hint: st.hint}
-	if err := q.setFilter(st.filter); err != nil {
+	if err := q.setFilter(st.filter, env); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()
@@ -111,8 +112,8 @@ func (st deleteStmt) query(coll *storage.Collection) (*query, error) {
 
 // deleteOne runs one delete statement inside w and returns how many
 // documents it deleted.
-func (r *Request) deleteOne(ctx context.Context, w *storage.Writer, ns string, st deleteStmt) (int64, error) {
-	q, err := st.query(w.Collection(ns))
+func (r *Request) deleteOne(ctx context.Context, w *storage.Writer, ns string, st deleteStmt, let bson.Raw) (int64, error) {
+	q, err := st.query(w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return 0, err
 	}

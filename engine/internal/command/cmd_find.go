@@ -27,6 +27,7 @@ type findParams struct {
 	singleBatch                bool
 	hint                       bson.RawValue
 	allowDiskUse               *bool
+	let                        bson.Raw // evaluated
 }
 
 // parseFind parses a find command's fields.
@@ -68,8 +69,10 @@ func parseFind(r *Request) (*findParams, error) {
 			_, err = wantBool("find", k, v)
 		case "maxScan", "snapshot":
 			return mongoerr.UnknownField("find", k)
-		case "let", "max", "min", "returnKey", "showRecordId", "tailable", "awaitData", "oplogReplay":
-			if b, ok := asBool(v); ok && !b && k != "let" && k != "max" && k != "min" {
+		case "let":
+			p.let, err = r.parseLet("find", v)
+		case "max", "min", "returnKey", "showRecordId", "tailable", "awaitData", "oplogReplay":
+			if b, ok := asBool(v); ok && !b && k != "max" && k != "min" {
 				return nil // explicitly off
 			}
 			return mongoerr.Newf(mongoerr.NotImplemented, "find option '%s' is not supported yet", k)
@@ -90,7 +93,7 @@ func parseFind(r *Request) (*findParams, error) {
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse}
-	if err := q.setFilter(p.filter); err != nil {
+	if err := q.setFilter(p.filter, r.matchEnv(p.let)); err != nil {
 		return nil, nil, err
 	}
 	if err := q.setSort(p.sortSpec); err != nil {

@@ -26,6 +26,7 @@ type findAndModifyParams struct {
 	arrayFilters                 []bson.Raw
 	remove, returnNew, upsert    bool
 	hint                         bson.RawValue
+	let                          bson.Raw               // evaluated
 	u                            *update.Update         // nil for remove
 	proj                         *projection.Projection // nil for none
 }
@@ -67,7 +68,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "bypassDocumentValidation":
 			_, err = wantBool("findAndModify", k, v)
 		case "let":
-			return mongoerr.New(mongoerr.NotImplemented, "findAndModify 'let' variables require aggregation expressions, which are not supported yet")
+			p.let, err = r.parseLet("findAndModify", v)
 		default:
 			return errUnknown
 		}
@@ -109,9 +110,9 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 
 // query compiles p's filter, sort and hint against coll (nil: the
 // collection does not exist); findAndModify selects one document.
-func (p *findAndModifyParams) query(coll *storage.Collection) (*query, error) {
+func (p *findAndModifyParams) query(coll *storage.Collection, env match.Env) (*query, error) {
 	q := &query{coll: coll, limit: 1, hint: p.hint}
-	if err := q.setFilter(p.filter); err != nil {
+	if err := q.setFilter(p.filter, env); err != nil {
 		return nil, err
 	}
 	if err := q.setSort(p.sortSpec); err != nil {
@@ -136,7 +137,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		filterer *query
 	)
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		q, err := p.query(w.Collection(ns))
+		q, err := p.query(w.Collection(ns), r.matchEnv(p.let))
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 	"github.com/formworkdb/formwork/engine/internal/update"
@@ -76,13 +77,14 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 }
 
 // query compiles st's filter and hint against coll (nil: the collection
-// does not exist); a single update selects at most one document.
-func (st updateStmt) query(coll *storage.Collection) (*query, error) {
+// does not exist); a single update selects at most one document. The
+// filter's $expr reads env.
+func (st updateStmt) query(coll *storage.Collection, env match.Env) (*query, error) {
 	q := &query{coll: coll, hint: st.hint}
 	if !st.multi {
 		q.limit = 1
 	}
-	if err := q.setFilter(st.q); err != nil {
+	if err := q.setFilter(st.q, env); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()
@@ -108,7 +110,7 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
-			if err := r.updateOne(ctx, w, ns, i, st, res); err != nil {
+			if err := r.updateOne(ctx, w, ns, i, st, b.let, res); err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
 				if ordered {
 					return nil
@@ -124,7 +126,7 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 // updateOne runs statement i, adding its counts to res.
-func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, st updateStmt, res *writeResult) error {
+func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, st updateStmt, let bson.Raw, res *writeResult) error {
 	u, err := update.Compile(st.u, st.arrayFilters)
 	if err != nil {
 		return err
@@ -132,7 +134,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if st.multi && u.IsReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
-	q, err := st.query(w.Collection(ns))
+	q, err := st.query(w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,8 @@ type Request struct {
 	Body bson.Raw
 	// Generic holds the arguments every command accepts.
 	Generic Generic
+	// start is when the command began: its $$NOW.
+	start time.Time
 	// op is the operation's state that its queries report examined keys
 	// and documents to (the profiler reads it); nil under explain.
 	op *opState
@@ -103,7 +105,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if !ok {
 		return nil, mongoerr.Newf(mongoerr.CommandNotFound, "no such command: '%s'", first.Key())
 	}
-	r := &Request{Env: e, Conn: conn, Name: name, Body: body}
+	r := &Request{Env: e, Conn: conn, Name: name, Body: body, start: time.Now()}
 	if err := r.Generic.parse(body); err != nil {
 		return nil, err
 	}
@@ -132,6 +134,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	op := e.beginOp(r)
 	r.op = op
 	start := time.Now()
+	r.start = start
 	run := s.run
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
 		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }

@@ -52,12 +52,13 @@ type rowIter interface {
 	close()
 }
 
-// setFilter compiles filter (nil or empty for all documents).
-func (q *query) setFilter(filter bson.Raw) error {
+// setFilter compiles filter (nil or empty for all documents); its $expr
+// reads env's let variables, $$NOW and $$CLUSTER_TIME.
+func (q *query) setFilter(filter bson.Raw, env match.Env) error {
 	if filter == nil {
 		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
-	f, err := match.Compile(filter)
+	f, err := match.CompileEnv(filter, env)
 	if err != nil {
 		return err
 	}

@@ -245,6 +245,7 @@ type writeBatch struct {
 	coll    string
 	items   []bson.Raw
 	ordered bool
+	let     bson.Raw // evaluated let variables (update, delete)
 }
 
 // parseWriteBatch parses a write command whose statements are in the array
@@ -271,10 +272,11 @@ func parseWriteBatch(r *Request, items string) (writeBatch, error) {
 			// Accepted: no validators exist yet, so there is nothing to bypass.
 			_, err = wantBool(r.Name, k, v)
 		case "let":
-			if r.Name != "insert" {
-				return mongoerr.Newf(mongoerr.NotImplemented, "%s 'let' variables require aggregation expressions, which are not supported yet", r.Name)
+			if r.Name == "insert" {
+				_, err = wantDoc(r.Name, k, v)
+				return err
 			}
-			_, err = wantDoc(r.Name, k, v)
+			b.let, err = r.parseLet(r.Name, v)
 		default:
 			return errUnknown
 		}

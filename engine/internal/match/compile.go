@@ -9,23 +9,14 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-// Compile converts a query filter into a Filter. The filter bytes are not
-// retained. It returns a *mongoerr.Error with mongod's code and message for
-// a malformed filter: BadValue (2) for unknown operators and bad operands,
-// FailedToParse (9), TypeMismatch (14), 51091/51108 for regexes, and
-// NotImplemented (238) for $expr, $jsonSchema, $where, $text, $sampleRate
-// and geo operators.
-func Compile(filter bson.Raw) (*Filter, error) {
-	if err := bsonkit.Validate(filter); err != nil {
-		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid filter document: %v", err)
-	}
-	c := &compiler{}
-	root, err := c.parse(filter, levelTop)
-	if err != nil {
-		return nil, err
-	}
-	return &Filter{root: root, paths: c.paths}, nil
-}
+// Compile converts a query filter into a Filter. It returns a
+// *mongoerr.Error with mongod's code and message for a malformed filter:
+// BadValue (2) for unknown operators and bad operands, FailedToParse (9),
+// TypeMismatch (14), 51091/51108 for regexes, expression errors for $expr
+// (whose $$NOW is the time of the call; CompileEnv gives let variables),
+// and NotImplemented (238) for $jsonSchema, $where, $text, $sampleRate and
+// geo operators.
+func Compile(filter bson.Raw) (*Filter, error) { return CompileEnv(filter, Env{}) }
 
 // level mirrors mongod's DocumentParseLevel: where the parser stands.
 type level int
@@ -43,6 +34,9 @@ type compiler struct {
 	// depth counts $elemMatch nesting, during which paths are not
 	// collected.
 	depth int
+	// env compiles $expr (CompileEnv).
+	env     *exprEnv
+	hasExpr bool
 }
 
 func badValue(format string, args ...any) error {
@@ -143,6 +137,9 @@ func (c *compiler) parsePathless(key string, v bson.RawValue, next, lv level) (n
 		}
 		if key == "$where" {
 			return nil, mongoerr.New(mongoerr.NotImplemented, "$where is not supported: Formwork does not run server-side JavaScript")
+		}
+		if key == "$expr" {
+			return c.parseExpr(v)
 		}
 		return nil, notImplemented(key)
 	case "$jsonSchema", "$sampleRate":

@@ -8,9 +8,12 @@
 // Operators: $eq $ne $gt $gte $lt $lte $in $nin, $and $or $nor $not,
 // $exists $type, $all $elemMatch $size, $regex/$options and regex literals,
 // $mod, $bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear, $comment,
-// $alwaysTrue, $alwaysFalse. $expr, $jsonSchema, $where, $text,
-// $sampleRate and the geo operators answer NotImplemented (238) at compile
-// time; they never give a wrong result.
+// $alwaysTrue, $alwaysFalse, and $expr (an aggregation expression compiled
+// by package expr, with the command's let variables: CompileEnv; an $eq of
+// a field path and a constant adds mongod's $_internalExprEq predicate for
+// the planner). $jsonSchema, $where, $text, $sampleRate and the geo
+// operators answer NotImplemented (238) at compile time; they never give a
+// wrong result.
 //
 // Regular expressions: MongoDB uses PCRE; this package translates PCRE
 // syntax to Go's RE2 where the meaning is the same (see regex.go) and
@@ -18,8 +21,8 @@
 // possessive quantifiers, recursion, \G, \K, inline (?x)) with code 51091
 // "Regular expression is invalid".
 //
-// Imports: bsonkit, mongoerr and the driver's bson packages only. Must not
-// import command, storage or any package above it.
+// Imports: bsonkit, expr, mongoerr and the driver's bson packages only.
+// Must not import command, storage or any package above it.
 //
 // Invariants:
 //
@@ -27,7 +30,11 @@
 //	    filter and returns a *mongoerr.Error for anything MongoDB rejects.
 //	I2. Match assumes a valid BSON document (the wire layer validated it).
 //	I3. A *Filter is immutable after Compile and safe for concurrent use.
-//	I4. Unsupported operators fail at Compile, never at Match.
+//	I4. Unsupported operators fail at Compile, never at Match. Only an
+//	    $expr can fail while matching (a $divide by zero): MatchErr
+//	    returns that error, Match and MatchPos count it as no match.
+//	I5. The planner reads the compiled tree through View, never the
+//	    filter document again.
 //
 // Reference: https://www.mongodb.com/docs/v7.0/reference/operator/query/
 package match

@@ -14,14 +14,39 @@ type Filter struct {
 	root  node
 	paths []string
 
+	// env evaluates $expr; nil when the filter has none.
+	env *exprEnv
+
 	viewOnce sync.Once
 	view     *Node
 }
 
 // Match reports whether doc satisfies the filter. doc must be valid BSON.
 func (f *Filter) Match(doc bson.Raw) bool {
-	ok, _ := f.root.match(doc)
-	return ok
+	ok, _, err := f.run(doc)
+	return ok && err == nil
+}
+
+// MatchErr reports whether doc satisfies the filter, or the error an
+// $expr raised evaluating it (MongoDB's code, e.g. 2 for a $divide by
+// zero), which fails the query.
+func (f *Filter) MatchErr(doc bson.Raw) (bool, error) {
+	ok, _, err := f.run(doc)
+	return ok && err == nil, err
+}
+
+// run evaluates the filter; only a filter with $expr needs an evaluation
+// state.
+func (f *Filter) run(doc bson.Raw) (bool, int, error) {
+	if f.env == nil {
+		ok, pos := f.root.match(doc, nil)
+		return ok, pos, nil
+	}
+	st := f.env.get()
+	ok, pos := f.root.match(doc, st)
+	err := st.err
+	f.env.put(st)
+	return ok, pos, err
 }
 
 // MatchPos reports whether doc satisfies the filter and, when it does, the
@@ -32,8 +57,8 @@ func (f *Filter) Match(doc bson.Raw) bool {
 // predicate that records a position wins; $or, $nor and $not record none,
 // as in mongod.
 func (f *Filter) MatchPos(doc bson.Raw) (matched bool, pos int) {
-	ok, p := f.root.match(doc)
-	if !ok {
+	ok, p, err := f.run(doc)
+	if !ok || err != nil {
 		return false, -1
 	}
 	return true, p
@@ -49,7 +74,7 @@ func (f *Filter) Paths() []string { return f.paths }
 type node interface {
 	// match evaluates the node against a whole document and returns the
 	// elemMatchKey position it records (-1 for none).
-	match(doc []byte) (bool, int)
+	match(doc []byte, st *evalState) (bool, int)
 	// matchValue evaluates the node against one value without path
 	// traversal: mongod's matchesSingleElement, used under $elemMatch on
 	// values.
@@ -58,10 +83,10 @@ type node interface {
 
 type andNode struct{ children []node }
 
-func (n *andNode) match(doc []byte) (bool, int) {
+func (n *andNode) match(doc []byte, st *evalState) (bool, int) {
 	pos := -1
 	for _, c := range n.children {
-		ok, p := c.match(doc)
+		ok, p := c.match(doc, st)
 		if !ok {
 			return false, -1
 		}
@@ -83,9 +108,9 @@ func (n *andNode) matchValue(v bson.RawValue) bool {
 
 type orNode struct{ children []node }
 
-func (n *orNode) match(doc []byte) (bool, int) {
+func (n *orNode) match(doc []byte, st *evalState) (bool, int) {
 	for _, c := range n.children {
-		if ok, _ := c.match(doc); ok {
+		if ok, _ := c.match(doc, st); ok {
 			return true, -1
 		}
 	}
@@ -103,9 +128,9 @@ func (n *orNode) matchValue(v bson.RawValue) bool {
 
 type norNode struct{ children []node }
 
-func (n *norNode) match(doc []byte) (bool, int) {
+func (n *norNode) match(doc []byte, st *evalState) (bool, int) {
 	for _, c := range n.children {
-		if ok, _ := c.match(doc); ok {
+		if ok, _ := c.match(doc, st); ok {
 			return false, -1
 		}
 	}
@@ -128,8 +153,8 @@ type notNode struct {
 	path  string
 }
 
-func (n *notNode) match(doc []byte) (bool, int) {
-	ok, _ := n.child.match(doc)
+func (n *notNode) match(doc []byte, st *evalState) (bool, int) {
+	ok, _ := n.child.match(doc, st)
 	return !ok, -1
 }
 
@@ -137,8 +162,8 @@ func (n *notNode) matchValue(v bson.RawValue) bool { return !n.child.matchValue(
 
 type constNode struct{ value bool }
 
-func (n *constNode) match([]byte) (bool, int)      { return n.value, -1 }
-func (n *constNode) matchValue(bson.RawValue) bool { return n.value }
+func (n *constNode) match([]byte, *evalState) (bool, int) { return n.value, -1 }
+func (n *constNode) matchValue(bson.RawValue) bool        { return n.value }
 
 // leafNode applies a single-value predicate to every value a path reaches
 // (mongod's LeafMatchExpression): the document matches when any value does.
@@ -152,7 +177,7 @@ type leafNode struct {
 	arg  bson.RawValue
 }
 
-func (n *leafNode) match(doc []byte) (bool, int) {
+func (n *leafNode) match(doc []byte, st *evalState) (bool, int) {
 	found, pos := false, -1
 	bsonkit.Walk(doc, n.parts, true, func(v bson.RawValue, p int) bool {
 		if n.test(v) {
@@ -183,7 +208,7 @@ type arrayNode struct {
 	test func(arr []byte) (bool, int)
 }
 
-func (n *arrayNode) match(doc []byte) (bool, int) {
+func (n *arrayNode) match(doc []byte, st *evalState) (bool, int) {
 	found, pos := false, -1
 	bsonkit.Walk(doc, n.parts, false, func(v bson.RawValue, p int) bool {
 		if v.Type != bson.TypeArray {

@@ -77,7 +77,7 @@ func (c *compiler) parseElemMatch(name string, v bson.RawValue) (node, error) {
 		found, pos, i := false, -1, 0
 		bsonkit.ForEach(arr, func(_ string, e bson.RawValue) bool {
 			if bsonkit.IsContainer(e) {
-				if ok, _ := sub.match(e.Value); ok {
+				if ok, _ := sub.match(e.Value, nil); ok {
 					found, pos = true, i
 					return false
 				}

@@ -38,6 +38,9 @@ const (
 	// KindExpr: Value is an $expr operand, evaluated on the whole
 	// document.
 	KindExpr
+	// KindExprEq: Path equals Value, a predicate implied by an $expr
+	// beside it ($_internalExprEq); it exists for index bounds.
+	KindExprEq
 )
 
 // Node is a read-only view of one node of a compiled Filter. Nodes and
@@ -89,6 +92,8 @@ func viewOf(n node) *Node {
 		}
 	case *leafNode:
 		v.Kind, v.Path, v.Op, v.Value = t.kind, t.path, t.op, t.arg
+	case *exprNode:
+		v.Kind, v.Value = KindExpr, t.arg
 	case *arrayNode:
 		v.Kind, v.Path, v.Op, v.Value = t.kind, t.path, t.op, t.arg
 		switch sub := t.sub.(type) {
@@ -109,13 +114,13 @@ func viewOf(n node) *Node {
 // And returns a filter that holds when every node holds, evaluated by the
 // nodes' own compiled predicates: the planner uses it for the residual
 // part of a filter without compiling it again. The nodes must come from
-// filters that are still referenced.
-func And(nodes []*Node) *Filter {
+// f's View.
+func (f *Filter) And(nodes []*Node) *Filter {
 	cs := make([]node, len(nodes))
 	for i, v := range nodes {
 		cs[i] = v.n
 	}
-	return &Filter{root: andOf(cs)}
+	return &Filter{root: andOf(cs), env: f.env}
 }
 
 // regexValue builds a BSON regex value.

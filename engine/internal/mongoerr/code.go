@@ -83,6 +83,9 @@ const (
 	CursorInUse                              Code = 143
 	UnknownBSONField                         Code = 40415 // IDL: "BSON field '...' is an unknown field."
 	ExceededMemoryLimit                      Code = 146
+	InvalidPipelineOperator                  Code = 168
+	CommandNotSupportedOnView                Code = 166
+	OptionNotSupportedOnView                 Code = 167
 )
 
 var names = map[Code]string{
@@ -161,6 +164,9 @@ var names = map[Code]string{
 	QueryFeatureNotAllowed:                   "QueryFeatureNotAllowed",
 	UnsupportedOpQueryCommand:                "UnsupportedOpQueryCommand",
 	ExceededMemoryLimit:                      "ExceededMemoryLimit",
+	InvalidPipelineOperator:                  "InvalidPipelineOperator",
+	CommandNotSupportedOnView:                "CommandNotSupportedOnView",
+	OptionNotSupportedOnView:                 "OptionNotSupportedOnView",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

@@ -144,6 +144,9 @@ func (c *converter) node(v *match.Node, prefix string, group int, groupPath stri
 		e.children = []*expr{simplify(c.node(v.Children[0], e.path, g, e.path))}
 	case match.KindExpr:
 		e.kind, e.path, e.op = kOther, "", "$expr"
+	case match.KindExprEq:
+		// mongod's $_internalExprEq: equality bounds, printed as itself.
+		e.kind = kEq
 	default:
 		k, ok := viewKinds[v.Kind]
 		if !ok {
@@ -224,11 +227,24 @@ func simplify(e *expr) *expr {
 func sortChildren(cs []*expr) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
-		if a.kind != b.kind {
-			return a.kind < b.kind
+		if ra, rb := a.rank(), b.rank(); ra != rb {
+			return ra < rb
 		}
 		return a.path < b.path
 	})
+}
+
+// internalExprEq is the operator mongod gives the equality it derives
+// from an $expr (RewriteExpr).
+const internalExprEq = "$_internalExprEq"
+
+// rank is e's position in mongod's MatchType order: $_internalExprEq
+// sorts after $expr.
+func (e *expr) rank() kind {
+	if e.op == internalExprEq {
+		return kOther + 1
+	}
+	return e.kind
 }
 
 // leaves returns the conjuncts of e: its children when e is an $and, else e.
@@ -316,6 +332,9 @@ func (e *expr) serialize(base string) bson.D {
 func (e *expr) opPart() bson.D {
 	switch e.kind {
 	case kEq, kLte, kLt, kGt, kGte:
+		if e.op == internalExprEq {
+			return bson.D{{Key: e.op, Value: e.val}}
+		}
 		return bson.D{{Key: opName(e.kind), Value: e.val}}
 	case kRegex:
 		pat, opts := regexParts(e.val)
@@ -392,7 +411,7 @@ func (e *expr) shape(b *strings.Builder) {
 	}
 	switch e.kind {
 	case kEq, kLt, kLte, kGt, kGte:
-		b.WriteString(":" + strconv.Itoa(bsonkit.CanonicalType(e.val.Type)))
+		b.WriteString(e.op + ":" + strconv.Itoa(bsonkit.CanonicalType(e.val.Type)))
 		if e.val.Type == bson.TypeNull || e.val.Type == bson.TypeArray {
 			b.WriteString("!")
 		}

@@ -375,7 +375,7 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 	scan := newIXScan(b.env, ix, a, dir)
 	if len(keyPreds) > 0 {
 		kx := andOf(keyPreds)
-		if f, err := compileExpr(kx); err == nil {
+		if f, err := compileExpr(b.q.Match, kx); err == nil {
 			if _, ok := nestDoc(ix.paths, make([]bson.RawValue, len(ix.paths))); ok {
 				scan.keyFilter, scan.keyFilterX = f, kx
 			} else {
@@ -644,9 +644,13 @@ func (s *subplan) describe(d bson.D, _ bool) bson.D {
 // doWork passes its child's work through.
 func (s *subplan) doWork(ctx context.Context) (state, *member, error) { return work(ctx, s.child) }
 
-// compileExpr returns a matcher for a planner expression, made of the
-// match nodes its predicates came from: nothing is compiled again.
-func compileExpr(e *expr) (*match.Filter, error) {
+// compileExpr returns a matcher for a planner expression of the filter
+// from, made of the match nodes its predicates came from: nothing is
+// compiled again.
+func compileExpr(from *match.Filter, e *expr) (*match.Filter, error) {
+	if from == nil {
+		return nil, errNoSource
+	}
 	var nodes []*match.Node
 	var walk func(e *expr) error
 	walk = func(e *expr) error {
@@ -667,7 +671,7 @@ func compileExpr(e *expr) (*match.Filter, error) {
 	if err := walk(e); err != nil {
 		return nil, err
 	}
-	return match.And(nodes), nil
+	return from.And(nodes), nil
 }
 
 // errNoSource reports an expression the planner built without a match

@@ -115,8 +115,10 @@ func (s *collScan) doWork(ctx context.Context) (state, *member, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if s.env.filter != nil && !s.env.filter.Match(doc) {
-		return needTime, nil, nil
+	if s.env.filter != nil {
+		if ok, err := s.env.filter.MatchErr(doc); err != nil || !ok {
+			return needTime, nil, err
+		}
 	}
 	return advanced, &member{rid: s.recs.RecordID(), doc: doc}, nil
 }
@@ -174,8 +176,10 @@ func (s *fetch) doWork(ctx context.Context) (state, *member, error) {
 		m = &member{rid: m.rid, doc: doc}
 	}
 	// I1: the full filter, whatever the bounds already guaranteed.
-	if s.env.filter != nil && !s.env.filter.Match(m.doc) {
-		return needTime, nil, nil
+	if s.env.filter != nil {
+		if ok, err := s.env.filter.MatchErr(m.doc); err != nil || !ok {
+			return needTime, nil, err
+		}
 	}
 	return advanced, m, nil
 }
@@ -220,8 +224,10 @@ func (s *idHack) doWork(ctx context.Context) (state, *member, error) {
 	if err != nil || doc == nil {
 		return isEOF, nil, err
 	}
-	if s.env.filter != nil && !s.env.filter.Match(doc) {
-		return isEOF, nil, nil
+	if s.env.filter != nil {
+		if ok, err := s.env.filter.MatchErr(doc); err != nil || !ok {
+			return isEOF, nil, err
+		}
 	}
 	return advanced, &member{rid: rid, doc: doc}, nil
 }
