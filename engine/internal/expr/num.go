@@ -123,6 +123,9 @@ func decFromFloat(f float64, digits int) dec {
 	case math.IsInf(f, 0):
 		return decInfv(f < 0)
 	}
+	if f == 0 {
+		return dec{neg: math.Signbit(f), coef: new(big.Int)}
+	}
 	s := strconv.FormatFloat(f, 'e', digits-1, 64)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -55,7 +55,7 @@ func opNumeric(fn func(name string, v bson.RawValue) (bson.RawValue, error)) par
 		if err != nil {
 			return nil, err
 		}
-		return &fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		return fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 			v, err := args[0].Eval(c)
 			if err != nil {
 				return bson.RawValue{}, err
@@ -67,7 +67,7 @@ func opNumeric(fn func(name string, v bson.RawValue) (bson.RawValue, error)) par
 				return bson.RawValue{}, exprErr(28765, "%s only supports numeric types, not %s", name, typeName(v))
 			}
 			return fn(name, v)
-		}}, nil
+		}})
 	}
 }
 
