@@ -15,11 +15,11 @@ import (
 func init() {
 	registerWin("$sum", parseAccFunc(func(rem bool) winState { return &winSumState{removable: rem} }))
 	registerWin("$avg", parseAccFunc(func(rem bool) winState { return &winSumState{removable: rem, avg: true} }))
-	registerWin("$count", parseCount)
+	registerWin("$count", parseWinCount)
 }
 
-// parseCount parses {$count: {}} as {$sum: 1} over the same window.
-func parseCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
+// parseWinCount parses {$count: {}} as {$sum: 1} over the same window.
+func parseWinCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	arg, window, err := winArgs(spec, name)
 	if err != nil {
 		if me := mongoerr.As(err); me != nil && me.Msg == "Cannot specify two functions in window function spec" {
