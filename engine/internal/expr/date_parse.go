@@ -57,12 +57,11 @@ func (p *parsedDate) resolve(src string, z *tzone) (int64, error) {
 	if p.zoned && !z.isUTC() {
 		return 0, mongoerr.New(codeConversionFailure, "you cannot pass in a date/time string with GMT offset together with a timezone argument")
 	}
-	loc := z.loc
+	wall := time.Date(p.y, time.Month(p.m), p.d, p.h, p.i, p.s, 0, time.UTC)
 	if p.zoned {
-		loc = time.FixedZone("", p.offset)
+		return (wall.Unix()-int64(p.offset))*1000 + int64(p.ms), nil
 	}
-	t := time.Date(p.y, time.Month(p.m), p.d, p.h, p.i, p.s, 0, loc)
-	return t.Unix()*1000 + int64(p.ms), nil
+	return z.wallToInstant(wall)*1000 + int64(p.ms), nil
 }
 
 // daysIn is the number of days of month m of year y.

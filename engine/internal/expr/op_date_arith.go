@@ -210,7 +210,7 @@ func dateAdd(ms int64, u timeUnit, amount int64, z *tzone) (int64, error) {
 		}
 		_, off := t.Zone()
 		if t.Day() <= 28 && off == 0 {
-			return instantMillis(t.AddDate(0, int(months), 0), ms)
+			return instantMillis(z.addDateLocal(t, 0, int(months), 0), ms)
 		}
 		// Clamp to the last day of the target month and count the days.
 		total := int64(t.Year())*12 + int64(t.Month()) - 1 + months
@@ -225,14 +225,13 @@ func dateAdd(ms int64, u timeUnit, amount int64, z *tzone) (int64, error) {
 		day := min(t.Day(), daysIn(int(ty), int(tm+1)))
 		days = civilDay(time.Date(int(ty), time.Month(tm+1), day, 0, 0, 0, 0, time.UTC)) - civilDay(t)
 	}
-	return instantMillis(t.AddDate(0, 0, int(days)), ms)
+	return instantMillis(z.addDateLocal(t, 0, 0, int(days)), ms)
 }
 
-// instantMillis returns t as milliseconds since the epoch with the
+// instantMillis returns the Unix second s as milliseconds since the epoch with the
 // millisecond of the original instant ms, or 5166406 when it does not fit
 // a BSON date.
-func instantMillis(t time.Time, ms int64) (int64, error) {
-	s := t.Unix()
+func instantMillis(s int64, ms int64) (int64, error) {
 	if s > math.MaxInt64/1000-1 || s < math.MinInt64/1000+1 {
 		return 0, errDateAddOverflow
 	}

@@ -127,7 +127,7 @@ func (e *dateFromPartsExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		ms += 1000
 		secs--
 	}
-	t := time.Date(int(year), time.Month(month), int(day), int(hour), int(minute), 0, 0, z.loc)
-	out := t.Unix()*1000 + secs*1000 + ms
+	t := time.Date(int(year), time.Month(month), int(day), int(hour), int(minute), 0, 0, time.UTC)
+	out := z.wallToInstant(t)*1000 + secs*1000 + ms
 	return Date(out), nil
 }

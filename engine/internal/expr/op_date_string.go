@@ -225,7 +225,7 @@ func parseDateFromString(p *Parser, name string, arg bson.RawValue) (Expr, error
 }
 
 // ConversionFailure is the code of a failed $convert or date parse.
-const codeConversionFailure = mongoerr.Code(241)
+const codeConversionFailure = mongoerr.ConversionFailure
 
 func (e *dateFromStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	s, err := e.str.Eval(c)
