@@ -234,8 +234,6 @@ func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		if last[0] == len(in) && last[1] == len(in) && prev[0] == prev[1] && prev[0] < len(in) && prev[0]+cpLen(in[prev[0]]) == len(in) {
 			all = all[:n-1]
 		}
-	} else if n == 1 && len(in) > 0 && all[0][0] == len(in) && all[0][1] == len(in) {
-		// A lone empty match at the end is found from position 0: keep it.
 	}
 	total := 0
 	for _, m := range all {
