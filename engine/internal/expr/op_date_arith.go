@@ -109,7 +109,7 @@ func parseDateArith(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["startDate"] == nil || args["unit"] == nil || args["amount"] == nil {
 		return nil, mongoerr.Newf(mongoerr.Code(5166402), "%s requires startDate, unit, and amount to be present", name)
 	}
-	return &dateArithExpr{name: name, start: args["startDate"], unit: args["unit"], amount: args["amount"], tz: args["timezone"]}, nil
+	return foldNamed(&dateArithExpr{name: name, start: args["startDate"], unit: args["unit"], amount: args["amount"], tz: args["timezone"]}, args)
 }
 
 func (e *dateArithExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -269,7 +269,7 @@ func parseDateDiff(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case args["unit"] == nil:
 		return nil, mongoerr.New(mongoerr.Code(5166305), "Missing 'unit' parameter to $dateDiff")
 	}
-	return &dateDiffExpr{start: args["startDate"], end: args["endDate"], unit: args["unit"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, nil
+	return foldNamed(&dateDiffExpr{start: args["startDate"], end: args["endDate"], unit: args["unit"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
 func (e *dateDiffExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -388,7 +388,7 @@ func parseDateTrunc(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case args["unit"] == nil:
 		return nil, mongoerr.New(mongoerr.Code(5439010), "Missing 'unit' parameter to $dateTrunc")
 	}
-	return &dateTruncExpr{date: args["date"], unit: args["unit"], binSize: args["binSize"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, nil
+	return foldNamed(&dateTruncExpr{date: args["date"], unit: args["unit"], binSize: args["binSize"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
 func (e *dateTruncExpr) Eval(c *Ctx) (bson.RawValue, error) {

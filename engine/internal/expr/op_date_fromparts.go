@@ -45,7 +45,7 @@ func parseDateFromParts(p *Parser, name string, arg bson.RawValue) (Expr, error)
 	case has("isoWeekYear") && (has("month") || has("day")):
 		return nil, mongoerr.New(mongoerr.Code(40525), "$dateFromParts does not allow mixing ISO dates with natural dates")
 	}
-	return &dateFromPartsExpr{args: args, iso: has("isoWeekYear")}, nil
+	return foldNamed(&dateFromPartsExpr{args: args, iso: has("isoWeekYear")}, args)
 }
 
 // part evaluates one component: (value, true) or (0, false) when it is

@@ -131,7 +131,19 @@ func parseRegexOp(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["regex"] == nil {
 		return nil, mongoerr.Newf(mongoerr.Code(31023), "%s requires 'regex' parameter", name)
 	}
-	return &regexExpr{name: name, input: args["input"], regex: args["regex"], options: args["options"]}, nil
+	e := &regexExpr{name: name, input: args["input"], regex: args["regex"], options: args["options"]}
+	// mongod compiles a constant pattern when it parses the operator, so
+	// its errors do not wait for a document.
+	if isConstExpr(e.regex) {
+		if e.options == nil || isConstExpr(e.options) {
+			check := *e
+			check.input = Const(Missing)
+			if _, _, err := check.prepare(&Ctx{Vars: make([]bson.RawValue, 2)}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return e, nil
 }
 
 // prepare evaluates the operands and compiles the pattern; re is nil

@@ -50,7 +50,8 @@ func fixedStrOp(n int, fn func(vals []bson.RawValue) (bson.RawValue, error)) par
 		if err != nil {
 			return nil, err
 		}
-		return &strFn{args: args, fn: fn}, nil
+		e := &strFn{args: args, fn: fn}
+		return foldStatic(e, args...)
 	}
 }
 
@@ -61,7 +62,12 @@ func parseConcat(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &strFn{args: args, fn: func(vals []bson.RawValue) (bson.RawValue, error) {
+	return foldStatic(&strFn{args: args, fn: concatValues}, args...)
+}
+
+// concatValues joins the operands of $concat.
+func concatValues(vals []bson.RawValue) (bson.RawValue, error) {
+	{
 		var b strings.Builder
 		for _, v := range vals {
 			if IsNullish(v) {
@@ -76,7 +82,7 @@ func parseConcat(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			}
 		}
 		return String(b.String()), nil
-	}}, nil
+	}
 }
 
 var parseSubstrBytes = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, error) {
@@ -293,7 +299,7 @@ func parseIndexOfBytes(p *Parser, name string, arg bson.RawValue) (Expr, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &indexOfExpr{args: args, cp: false}, nil
+	return foldStatic(&indexOfExpr{args: args, cp: false}, args...)
 }
 
 func parseIndexOfCP(p *Parser, name string, arg bson.RawValue) (Expr, error) {
@@ -301,7 +307,7 @@ func parseIndexOfCP(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &indexOfExpr{args: args, cp: true}, nil
+	return foldStatic(&indexOfExpr{args: args, cp: true}, args...)
 }
 
 // indexOfExpr is $indexOfBytes or $indexOfCP. Operands are evaluated

@@ -55,7 +55,7 @@ func parseConvert(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["to"] == nil {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Missing 'to' parameter to $convert")
 	}
-	return &convertExpr{input: args["input"], to: args["to"], onError: args["onError"], onNull: args["onNull"]}, nil
+	return foldNamed(&convertExpr{input: args["input"], to: args["to"], onError: args["onError"], onNull: args["onNull"]}, args)
 }
 
 func toTypeParser(t bson.Type) parseFunc {
@@ -64,7 +64,7 @@ func toTypeParser(t bson.Type) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &convertExpr{input: args[0], to: Const(Int32(int32(t)))}, nil
+		return foldStatic(&convertExpr{input: args[0], to: Const(Int32(int32(t)))}, args[0])
 	}
 }
 
