@@ -158,7 +158,7 @@ func parseWinSort(pc *parseCtx, spec bson.Raw) (*winSort, error) {
 // parseOutputs parses the output fields: conflicting paths fail with
 // 6307900, then each function parses.
 func (s *stageSetWindowFields) parseOutputs(pc *parseCtx, out bson.Raw) error {
-	env := &winParseEnv{sortBy: s.sortBy, scope: pc.scope}
+	env := &winParseEnv{sortBy: s.sortBy, scope: pc.scope, pc: pc}
 	elems, err := out.Elements()
 	if err != nil {
 		return mongoerr.New(mongoerr.InvalidBSON, err.Error())

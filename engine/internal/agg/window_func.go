@@ -46,6 +46,7 @@ func eagerStart(c winComputer, p *winPartition) (winCursor, error) {
 type winParseEnv struct {
 	sortBy *winSort
 	scope  *expr.Scope
+	pc     *parseCtx // for the $group accumulators the n-functions reuse
 }
 
 // parseInput parses a window function's input expression.
