@@ -27,8 +27,10 @@ type stageStatsSource struct {
 	doc       bson.Raw
 }
 
-func (s *stageStatsSource) name() string    { return s.stageName }
-func (s *stageStatsSource) explain() bson.D { return bson.D{{Key: s.stageName, Value: s.doc.Lookup(s.stageName)}} }
+func (s *stageStatsSource) name() string { return s.stageName }
+func (s *stageStatsSource) explain() bson.D {
+	return bson.D{{Key: s.stageName, Value: s.doc.Lookup(s.stageName)}}
+}
 
 func (s *stageStatsSource) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
 	if in != nil {
