@@ -122,3 +122,41 @@ func mustRaw(d bson.D) bson.Raw {
 	}
 	return b
 }
+
+// TestWindowStagesOddInput runs $setWindowFields, $densify and $fill
+// specifications built from odd values over odd documents: each must
+// give a result or a MongoDB error, never a panic.
+func TestWindowStagesOddInput(t *testing.T) {
+	vals := []string{`null`, `1`, `-1`, `0`, `2.5`, `"x"`, `"$a"`, `"unbounded"`, `"current"`, `[]`, `[1]`, `[1, 2]`, `["unbounded", "current"]`, `[-2147483648, 2147483647]`, `{}`, `{"a": 1}`, `{"$date": "2024-01-01T00:00:00Z"}`, `{"$numberDecimal": "1.5"}`, `{"$maxKey": 1}`, `{"$numberDouble": "NaN"}`, `{"$numberLong": "9223372036854775807"}`}
+	docs := []bson.Raw{
+		mustRaw(bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}),
+		mustRaw(bson.D{{Key: "_id", Value: 2}, {Key: "a", Value: bson.A{1, 2}}}),
+		mustRaw(bson.D{{Key: "_id", Value: 3}, {Key: "a", Value: "s"}}),
+		mustRaw(bson.D{{Key: "_id", Value: 4}, {Key: "a", Value: bson.NewDateTimeFromTime(time.Unix(0, 0))}}),
+		mustRaw(bson.D{{Key: "_id", Value: 5}}),
+		mustRaw(bson.D{{Key: "_id", Value: 6}, {Key: "a", Value: 2.5}}),
+	}
+	fns := []string{"$sum", "$avg", "$min", "$max", "$push", "$addToSet", "$first", "$last", "$stdDevPop", "$covarianceSamp", "$count", "$rank", "$shift", "$locf", "$linearFill", "$derivative", "$integral", "$expMovingAvg", "$topN", "$minN"}
+	run := func(stage string) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("panic on %s: %v", stage, r)
+			}
+		}()
+		_, _ = runPipeline(t, docs, Options{}, stage)
+	}
+	for _, v := range vals {
+		for _, fn := range fns {
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": %s}}}}`, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"partitionBy": %s, "sortBy": {"a": 1}, "output": {"o": {"%s": "$a", "window": {"documents": %s}}}}}`, v, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": {"input": "$a", "n": 2, "unit": "day", "output": "$a", "by": 1, "N": 2}, "window": {"range": %s, "unit": "hour"}}}}}`, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": {"input": "$a"}, "window": {"range": %s}}}}}`, fn, v))
+		}
+		for _, w := range vals {
+			run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": %s, "bounds": %s}}}`, v, w))
+			run(fmt.Sprintf(`{"$densify": {"field": "a", "partitionByFields": ["_id"], "range": {"step": %s, "unit": "day", "bounds": %s}}}`, v, w))
+			run(fmt.Sprintf(`{"$fill": {"sortBy": {"a": 1}, "partitionBy": %s, "output": {"a": {"method": "linear"}, "b": {"value": %s}}}}`, v, w))
+		}
+		run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": 1, "bounds": [%s, %s]}}}`, v, v))
+	}
+}
