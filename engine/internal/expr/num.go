@@ -115,7 +115,9 @@ func decFromInt(i int64) dec {
 }
 
 // decFromFloat converts a double to a decimal of the given number of
-// significant digits (15 for Value::coerceToDecimal, 34 for the sums).
+// significant digits: 15 as Value::coerceToDecimal does, or 34 as
+// Decimal128(double, kRoundTo34Digits) does, which keeps integral doubles
+// exact with exponent 0.
 func decFromFloat(f float64, digits int) dec {
 	switch {
 	case math.IsNaN(f):
@@ -125,6 +127,12 @@ func decFromFloat(f float64, digits int) dec {
 	}
 	if f == 0 {
 		return dec{neg: math.Signbit(f), coef: new(big.Int)}
+	}
+	if digits == 34 && f == math.Trunc(f) && math.Abs(f) < 1e34 {
+		// The exact conversion mongod uses here keeps integers exact,
+		// with exponent 0.
+		c, _ := big.NewFloat(math.Abs(f)).Int(nil)
+		return dec{neg: f < 0, coef: c}
 	}
 	s := strconv.FormatFloat(f, 'e', digits-1, 64)
 	neg := strings.HasPrefix(s, "-")
