@@ -157,3 +157,28 @@ func TestConstantFolding(t *testing.T) {
 		t.Fatalf("got %v, want BadValue", err)
 	}
 }
+
+// TestMapAsCurrent: binding CURRENT with $map's as leaves later paths
+// reading the document.
+func TestMapAsCurrent(t *testing.T) {
+	v, err := evalOne(t, `{"a": {"$map": {"input": [{"x": 7}], "as": "CURRENT", "in": "$x"}}, "b": "$x"}`, bson.D{{Key: "x", Value: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.String(); !strings.Contains(got, `"a": [{"$numberInt":"7"}]`) || !strings.Contains(got, `"b": {"$numberInt":"1"}`) {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// TestGetFieldDeps: $getField's implicit input needs the whole document.
+func TestGetFieldDeps(t *testing.T) {
+	var wrapper bson.Raw
+	_ = bson.UnmarshalExtJSON([]byte(`{"e": {"$getField": "a.b"}}`), false, &wrapper)
+	var d Deps
+	if _, err := ParseDeps(wrapper.Lookup("e"), NewScope(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Whole {
+		t.Fatalf("deps %+v, want the whole document", d)
+	}
+}

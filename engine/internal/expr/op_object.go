@@ -144,9 +144,10 @@ func (e *getFieldExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return v, nil
 }
 
-func currentExpr(p *Parser) Expr {
-	slot, _ := p.sc.lookup("CURRENT")
-	return &pathExpr{slot: slot}
+// currentExpr is $$CURRENT, the input $getField reads by default; it
+// records that the expression needs the whole document.
+func currentExpr(p *Parser) (Expr, error) {
+	return p.parsePath("$$CURRENT")
 }
 
 func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
@@ -163,7 +164,9 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 				if fieldE, err = p.Parse(arg); err != nil {
 					return nil, err
 				}
-				inputE = currentExpr(p)
+				if inputE, err = currentExpr(p); err != nil {
+					return nil, err
+				}
 			case k == "field":
 				fieldE, err = p.Parse(el.Value())
 			case k == "input":
@@ -183,7 +186,9 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		if fieldE, err = p.Parse(arg); err != nil {
 			return nil, err
 		}
-		inputE = currentExpr(p)
+		if inputE, err = currentExpr(p); err != nil {
+			return nil, err
+		}
 	}
 	if fieldE == nil {
 		return nil, exprErr(3041702, "$getField requires 'field' to be specified")
