@@ -168,6 +168,7 @@ func (s *stageGraphLookup) search(ctx context.Context, rc *runCtx, c *expr.Ctx, 
 		addFrontier(start)
 	}
 	visited := map[string]bool{}
+	var visitedBytes int64
 	var results []bson.Raw
 	ns := nsOf(rc.opts.DB, s.from)
 	for depth := int64(0); len(frontier) > 0 && (s.maxDepth < 0 || depth <= s.maxDepth); depth++ {
@@ -202,7 +203,7 @@ func (s *stageGraphLookup) search(ctx context.Context, rc *runCtx, c *expr.Ctx, 
 			return nil, err
 		}
 		frontier = map[string]bson.RawValue{}
-		bytes = 0
+		bytes = visitedBytes
 		for _, d := range found {
 			id, err := d.LookupErr("_id")
 			if err != nil {
@@ -218,6 +219,7 @@ func (s *stageGraphLookup) search(ctx context.Context, rc *runCtx, c *expr.Ctx, 
 				out = setPath(d, s.depthField, expr.Int64(depth))
 			}
 			results = append(results, out)
+			visitedBytes += int64(len(out)) + int64(len(k))
 			bytes += int64(len(out)) + int64(len(k))
 			for _, v := range pathValues(d, s.fromField) {
 				addFrontier(v)
