@@ -63,14 +63,19 @@ func (f *fieldList) doc() (bson.RawValue, error) {
 
 // mergeObjects merges documents left to right; later fields win, in the
 // position of their first occurrence. Null and missing operands are
-// skipped.
+// skipped. A single operand that is an array merges its elements.
 func mergeObjects(c *Ctx, args []Expr) (bson.RawValue, error) {
+	vals, err := EvalAll(c, args)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	if len(vals) == 1 && vals[0].Type == bson.TypeArray {
+		// One array operand: its elements are the documents to merge, as
+		// for every operator mongod builds from an accumulator.
+		vals = Values(vals[0])
+	}
 	f := newFieldList()
-	for _, a := range args {
-		v, err := a.Eval(c)
-		if err != nil {
-			return bson.RawValue{}, err
-		}
+	for _, v := range vals {
 		if IsNullish(v) {
 			continue
 		}
