@@ -383,6 +383,45 @@ func decQuantize(d dec, exp int, mode int) dec {
 	return dec{neg: d.neg, coef: c, exp: exp}
 }
 
+// decNormalize gives d its 34-digit form (the smallest exponent that
+// holds it), as mongod's Decimal128::normalize (adding 0E-6176) does.
+func decNormalize(d dec) dec {
+	if d.form != decFinite {
+		return d
+	}
+	d = round34(d)
+	if d.coef.Sign() == 0 {
+		return dec{neg: d.neg, coef: new(big.Int), exp: decMinExp}
+	}
+	normExp := max(decMinExp, d.exp-(34-len(d.coef.String())))
+	if normExp < d.exp {
+		return dec{neg: d.neg, coef: new(big.Int).Mul(d.coef, pow10(d.exp-normExp)), exp: normExp}
+	}
+	return d
+}
+
+// decRoundTo is Decimal128::quantize as $round and $trunc use it: when
+// exp asks for more digits than the value's 34-digit form holds, the
+// 34-digit form is the result; otherwise the value is quantized to exp.
+func decRoundTo(d dec, exp int, mode int) dec {
+	if d.form == decFinite {
+		normExp := decMinExp
+		if d.coef.Sign() != 0 {
+			normExp = max(decMinExp, d.exp-(34-len(d.coef.String())))
+		}
+		if exp < normExp {
+			c := new(big.Int).Set(d.coef)
+			if d.exp > normExp {
+				c.Mul(c, pow10(d.exp-normExp))
+			} else if d.exp < normExp {
+				c = shiftRound(c, normExp-d.exp, d.neg, roundHalfEven)
+			}
+			return dec{neg: d.neg, coef: c, exp: normExp}
+		}
+	}
+	return decQuantize(d, exp, mode)
+}
+
 // Decimal128's exponent range for a 34-digit coefficient.
 const (
 	decMaxExp = 6111
