@@ -15,7 +15,10 @@ import (
 // as mongod does.
 func init() {
 	register("$concat", parseConcat)
-	register("$substr", parseSubstrBytes)
+	register("$substr", func(p *Parser, _ string, arg bson.RawValue) (Expr, error) {
+		// $substr is $substrBytes under its old name, messages included.
+		return parseSubstrBytes(p, "$substrBytes", arg)
+	})
 	register("$substrBytes", parseSubstrBytes)
 	register("$substrCP", parseSubstrCP)
 	register("$strLenBytes", parseStrLenBytes)
