@@ -238,3 +238,12 @@ func TestSubPipelineDepth(t *testing.T) {
 		t.Fatal("deep nesting accepted")
 	}
 }
+
+// checkMongoErr fails when err is not a MongoDB error (or a context
+// error from the fuzz time bound).
+func checkMongoErr(t *testing.T, err error) {
+	t.Helper()
+	if me := mongoerr.As(err); me.Code == mongoerr.InternalError && !strings.Contains(me.Msg, "context") {
+		t.Fatalf("non-MongoDB error: %v", err)
+	}
+}
