@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"strconv"
 	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -45,13 +46,17 @@ func arith(e *expr.Expr, a, b bson.RawValue) (bson.RawValue, error) {
 }
 
 // numSum adds numbers as $sum and $avg do: ints widen to longs on
-// overflow, longs to doubles; any double makes a double result; any
-// decimal a decimal result. Non-numeric values are ignored.
+// overflow, longs to doubles; any double makes a double result. Decimals
+// are summed apart; when there is one, the result is that decimal total
+// plus the other numbers' total converted to a decimal of 34 significant
+// digits (mongod's decimalTotal.add(nonDecimalTotal.getDecimal())).
+// Non-numeric values are ignored.
 type numSum struct {
 	kind     int // 0 int, 1 long, 2 double, 3 decimal
 	i        int64
 	overflow bool
-	f, comp  float64 // Kahan-compensated double sum
+	f, comp  float64 // Kahan-compensated double sum of the non-decimals
+	nonDec   bool    // a non-decimal number was added
 	d        bson.RawValue
 	n        int64 // numeric values added
 }
@@ -79,32 +84,53 @@ func (s *numSum) add(v bson.RawValue) error {
 		}
 		s.i = r
 		s.addFloat(float64(x))
+		s.nonDec = true
 	case bson.TypeDouble:
 		if s.kind < 2 {
 			s.kind = 2
 		}
 		s.addFloat(v.Double())
+		s.nonDec = true
 	case bson.TypeDecimal128:
-		if s.kind < 3 {
-			cur, err := s.value()
+		s.kind = 3
+		if s.d.Type == 0 {
+			s.d = v
+		} else {
+			r, err := arith(&decAdd, s.d, v)
 			if err != nil {
 				return err
 			}
-			s.kind = 3
-			s.d = cur
+			s.d = r
 		}
 	default:
 		return nil
 	}
 	s.n++
-	if s.kind == 3 {
-		r, err := arith(&decAdd, s.d, v)
-		if err != nil {
-			return err
-		}
-		s.d = r
-	}
 	return nil
+}
+
+// decimal34 converts a non-decimal total to a decimal of 34 significant
+// digits, as mongod's Decimal128(double, kRoundTo34Digits); v is a
+// double.
+func decimal34(v bson.RawValue) bson.RawValue {
+	f := v.Double()
+	str := strconv.FormatFloat(f, 'e', 33, 64)
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		str = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	switch str {
+	case "NaN":
+		str = "NaN"
+	case "+Inf":
+		str = "Infinity"
+	case "-Inf":
+		str = "-Infinity"
+	}
+	d, err := bson.ParseDecimal128(str)
+	if err != nil {
+		return expr.Decimal(bson.NewDecimal128(0x3040000000000000, 0))
+	}
+	return expr.Decimal(d)
 }
 
 // value returns the sum with its type.
@@ -123,10 +149,16 @@ func (s *numSum) value() (bson.RawValue, error) {
 	case 2:
 		return expr.Double(s.f), nil
 	}
-	if s.d.Type == 0 {
-		return expr.Int32(0), nil
+	if !s.nonDec {
+		return s.d, nil
 	}
-	return s.d, nil
+	var nd bson.RawValue
+	if s.f == float64(s.i) && !s.overflow {
+		nd = decimal34(expr.Double(float64(s.i)))
+	} else {
+		nd = decimal34(expr.Double(s.f))
+	}
+	return arith(&decAdd, s.d, nd)
 }
 
 // avg returns the mean of the added values, null when none.
@@ -135,7 +167,11 @@ func (s *numSum) avg() (bson.RawValue, error) {
 		return expr.Null(), nil
 	}
 	if s.kind == 3 {
-		return arith(&decDivide, s.d, expr.Int64(s.n))
+		tot, err := s.value()
+		if err != nil {
+			return tot, err
+		}
+		return arith(&decDivide, tot, expr.Int64(s.n))
 	}
 	if s.kind < 2 && !s.overflow {
 		return expr.Double(float64(s.i) / float64(s.n)), nil
