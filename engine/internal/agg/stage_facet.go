@@ -9,7 +9,7 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-func init() { register("$facet", flagNoFacet|flagNoLookup, parseFacet) }
+func init() { register("$facet", flagNoFacet, parseFacet) }
 
 // stageFacet is {$facet: {name: [stages], …}}: one document whose fields
 // are the results of each sub-pipeline over the same buffered input.
