@@ -77,6 +77,9 @@ type Options struct {
 // field means DefaultLimit.
 type Limits struct {
 	Sort, Group, BucketAuto, SetWindowFields, GraphLookup int64
+	// DensifyDocs is internalQueryMaxAllowedDensifyDocs, the most
+	// documents one $densify may generate; zero means DefaultDensifyDocs.
+	DensifyDocs int64
 }
 
 // DefaultLimit is mongod's default memory limit of a blocking stage

@@ -69,6 +69,18 @@ func rewritePair(a, b stage) ([]stage, bool) {
 		if y, ok := b.(*stageMatch); ok && x.independent(y) {
 			return []stage{y, x}, true
 		}
+	case *stageLookup:
+		if y, ok := b.(*stageUnwind); ok && x.unwind == nil && y.path == x.as {
+			n := *x
+			n.unwind = y
+			return []stage{&n}, true
+		}
+	case *stageGraphLookup:
+		if y, ok := b.(*stageUnwind); ok && x.unwind == nil && y.path == x.as {
+			n := *x
+			n.unwind = y
+			return []stage{&n}, true
+		}
 	}
 	return nil, false
 }

@@ -329,7 +329,9 @@ func includeValue(c *expr.Ctx, n *pnode, v bson.RawValue) (bson.RawValue, error)
 	case bson.TypeArray:
 		ab := expr.NewArrayBuilder(0)
 		for _, el := range expr.Values(v) {
-			if el.Type != bson.TypeEmbeddedDocument && el.Type != bson.TypeArray && !n.hasExpr {
+			// The inclusion drops scalars inside arrays before any
+			// computed field is added (mongod's two passes).
+			if el.Type != bson.TypeEmbeddedDocument && el.Type != bson.TypeArray {
 				continue
 			}
 			r, err := includeValue(c, n, el)

@@ -209,6 +209,17 @@ func (rc *runCtx) letDoc() bson.Raw {
 	return b.Doc()
 }
 
+// letMissing reports whether a user variable is missing, which a
+// Query's Let cannot carry.
+func (rc *runCtx) letMissing() bool {
+	for _, v := range rc.names {
+		if v.slot >= len(rc.vars) || rc.vars[v.slot].Type == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // runStats are the explain counters of one run.
 type runStats struct {
 	stages []*stageStats
@@ -241,3 +252,13 @@ func (c *countingSource) Next(ctx context.Context) (bson.Raw, error) {
 }
 
 func (c *countingSource) Close() { c.src.Close() }
+
+// sub returns a copy of rc for running a sub-pipeline with the same
+// variables (no explain counters).
+func (rc *runCtx) sub() *runCtx {
+	n := *rc
+	n.stats = nil
+	n.st = &stageStats{}
+	n.depth = rc.depth + 1
+	return &n
+}

@@ -34,15 +34,15 @@ type winOutput struct {
 }
 
 // stageSetWindowFields is {$setWindowFields: {partitionBy, sortBy,
-// output}}. Like mongod it runs as a $sort on the partition key and
+// output}}. Like mongod it runs as a $sort on the winPartition key and
 // sortBy (after a $addFields of a computed key), then the window
-// computation one partition at a time, then a $unset of the computed key.
+// computation one winPartition at a time, then a $unset of the computed key.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/setWindowFields/
 type stageSetWindowFields struct {
 	spec    bson.Raw
 	pre     []stage   // [$addFields of the key] [$sort]
 	post    stage     // $unset of the key, or nil
-	partKey expr.Expr // nil: one partition
+	partKey expr.Expr // nil: one winPartition
 	sortBy  *winSort
 	outputs []winOutput
 	setter  *projection // $addFields of the outputs from their slots
@@ -158,7 +158,7 @@ func parseWinSort(pc *parseCtx, spec bson.Raw) (*winSort, error) {
 // parseOutputs parses the output fields: conflicting paths fail with
 // 6307900, then each function parses.
 func (s *stageSetWindowFields) parseOutputs(pc *parseCtx, out bson.Raw) error {
-	env := &winParseEnv{sortBy: s.sortBy, scope: pc.scope}
+	env := &winParseEnv{sortBy: s.sortBy, scope: pc.scope, pc: pc}
 	elems, err := out.Elements()
 	if err != nil {
 		return mongoerr.New(mongoerr.InvalidBSON, err.Error())
@@ -192,6 +192,29 @@ func (s *stageSetWindowFields) parseOutputs(pc *parseCtx, out bson.Raw) error {
 	return nil
 }
 
+// constArray reports whether v is an array literal of constants, which
+// mongod folds into a constant array winPartition key.
+func constArray(v bson.RawValue) bool {
+	if v.Type != bson.TypeArray {
+		return false
+	}
+	for _, el := range bsonkit.Values(v.Value) {
+		switch el.Type {
+		case bson.TypeString:
+			if strings.HasPrefix(el.StringValue(), "$") {
+				return false
+			}
+		case bson.TypeEmbeddedDocument:
+			return false
+		case bson.TypeArray:
+			if !constArray(el) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // pathsConflict reports whether two dotted paths are equal or one is a
 // prefix of the other.
 func pathsConflict(a, b string) bool {
@@ -209,9 +232,12 @@ func pathsConflict(a, b string) bool {
 func (s *stageSetWindowFields) plan(pc *parseCtx, raw *bson.RawValue, partExpr expr.Expr) error {
 	keyPath := ""
 	if partExpr != nil {
+		if constArray(*raw) {
+			return mongoerr.New(mongoerr.TypeMismatch, "An expression used to winPartition cannot evaluate to value of type array")
+		}
 		if c, ok := expr.IsConst(partExpr); ok {
 			if c.Type == bson.TypeArray {
-				return mongoerr.New(mongoerr.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
+				return mongoerr.New(mongoerr.TypeMismatch, "An expression used to winPartition cannot evaluate to value of type array")
 			}
 		} else if p, ok := expr.FieldPath(partExpr); ok {
 			keyPath = p

@@ -28,7 +28,7 @@ func (s *stageSetWindowFields) open(ctx context.Context, rc *runCtx, in Source) 
 }
 
 // winRun is one run of $setWindowFields over sorted input: it buffers a
-// partition, starts each function over it, and returns its documents
+// winPartition, starts each function over it, and returns its documents
 // with the outputs added.
 type winRun struct {
 	s   *stageSetWindowFields
@@ -37,16 +37,16 @@ type winRun struct {
 	mem *winMemory
 	st  *stageStats
 
-	pending bson.Raw // the first document of the next partition
+	pending bson.Raw // the first document of the next winPartition
 	pendKey bson.RawValue
 	eof     bool
-	part    *partition
+	part    *winPartition
 	cursors []winCursor
 	i       int
 	keyCtx  *expr.Ctx
 }
 
-// partitionKey evaluates the partition key of doc: missing counts as
+// partitionKey evaluates the winPartition key of doc: missing counts as
 // null, an array is an error (TypeMismatch).
 func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 	if w.s.partKey == nil {
@@ -69,11 +69,11 @@ func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 	return v, nil
 }
 
-// fill reads the next partition into memory; it reports false at the end
+// fill reads the next winPartition into memory; it reports false at the end
 // of the input.
 func (w *winRun) fill(ctx context.Context) (bool, error) {
 	w.mem.reset()
-	w.part = &partition{ctx: w.ctx, sort: w.s.sortBy, mem: w.mem}
+	w.part = &winPartition{ctx: w.ctx, sort: w.s.sortBy, mem: w.mem}
 	if w.s.sortBy == nil {
 		w.part.sort = &winSort{}
 	}
@@ -150,7 +150,7 @@ func (w *winRun) next(ctx context.Context) (bson.Raw, error) {
 		return nil, err
 	}
 	if i == len(w.part.docs)-1 {
-		// Let the partition go before reading the next.
+		// Let the winPartition go before reading the next.
 		w.part.docs = w.part.docs[:len(w.part.docs):len(w.part.docs)]
 	}
 	return out, nil

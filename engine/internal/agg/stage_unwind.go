@@ -191,7 +191,7 @@ func setPath(d bson.Raw, parts []string, v bson.RawValue) bson.Raw {
 		}
 		b.Append(parts[0], expr.Doc(setPath(sub, parts[1:], v)))
 	}
-	if !found && v.Type != 0 {
+	if !found && (v.Type != 0 || len(parts) > 1) {
 		if len(parts) == 1 {
 			b.Append(parts[0], v)
 		} else {

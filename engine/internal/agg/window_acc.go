@@ -21,20 +21,20 @@ type winState interface {
 	bytes() int64
 }
 
-// accFunc is a window function computed by a winState over its window's
+// winAccFunc is a window function computed by a winState over its window's
 // inputs: $sum, $avg, $count, $min, $max, $push, $addToSet, the standard
 // deviations and covariances, $integral, and the n-functions.
-type accFunc struct {
+type winAccFunc struct {
 	input expr.Expr
 	win   winBounds
 	// newState makes a state; removable is false for left-unbounded
 	// windows, whose results some functions type differently.
 	newState func(removable bool) winState
 	// inputs, when set, computes the inputs instead of input.
-	inputs func(p *partition) ([]bson.RawValue, error)
+	inputs func(p *winPartition) ([]bson.RawValue, error)
 }
 
-func (f *accFunc) start(p *partition) (winCursor, error) {
+func (f *winAccFunc) start(p *winPartition) (winCursor, error) {
 	var in []bson.RawValue
 	var err error
 	if f.inputs != nil {
@@ -132,6 +132,6 @@ func parseAccFunc(newState func(removable bool) winState) winParser {
 		if err != nil {
 			return nil, err
 		}
-		return &accFunc{input: in, win: w, newState: newState}, nil
+		return &winAccFunc{input: in, win: w, newState: newState}, nil
 	}
 }

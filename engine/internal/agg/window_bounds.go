@@ -3,6 +3,7 @@ package agg
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -42,12 +43,12 @@ var wholePartition = winBounds{}
 // unboundedToCurrent is the window of the rank and running functions.
 var unboundedToCurrent = winBounds{hi: winBound{kind: boundCurrent}}
 
-// leftUnbounded reports whether the window starts at the partition's start,
+// leftUnbounded reports whether the window starts at the winPartition's start,
 // so that its function only ever adds documents (MongoDB's non-removable
 // executors).
 func (w winBounds) leftUnbounded() bool { return w.lo.kind == boundUnbounded }
 
-// whole reports whether the window is the whole partition.
+// whole reports whether the window is the whole winPartition.
 func (w winBounds) whole() bool {
 	return !w.rng && w.lo.kind == boundUnbounded && w.hi.kind == boundUnbounded
 }
@@ -157,7 +158,7 @@ func unpackBounds(name string, v bson.RawValue) (bson.RawValue, bson.RawValue, e
 			return vals[0], vals[1], nil
 		}
 	}
-	return bson.RawValue{}, bson.RawValue{}, failedToParse("Window bounds must be a 2-element array: %s: %s", name, v.String())
+	return bson.RawValue{}, bson.RawValue{}, failedToParse("Window bounds must be a 2-element array: %s: %s", name, showElem(v))
 }
 
 // parseBoundWord handles "unbounded" and "current"; ok is false for a
@@ -341,4 +342,21 @@ func abs64(i int64) int64 {
 		return -i
 	}
 	return i
+}
+
+// showElem prints a value as mongod's BSONElement::toString does in
+// messages, arrays as "[ 1, 2 ]".
+func showElem(v bson.RawValue) string {
+	if v.Type != bson.TypeArray {
+		return showValue(v)
+	}
+	vals := bsonkit.Values(v.Value)
+	if len(vals) == 0 {
+		return "[]"
+	}
+	parts := make([]string, len(vals))
+	for i, x := range vals {
+		parts[i] = showElem(x)
+	}
+	return "[ " + strings.Join(parts, ", ") + " ]"
 }

@@ -48,7 +48,7 @@ func parseCalculus(env *winParseEnv, name string, spec bson.Raw) (winFunc, error
 		}
 	}
 	if args.Type != bson.TypeEmbeddedDocument {
-		return nil, failedToParse("%s expects an object, but got a %s: %s: %s", name, typeNameOf(args), name, args.String())
+		return nil, failedToParse("%s expects an object, but got a %s: %s: %s", name, typeNameOf(args), name, showElem(args))
 	}
 	var input expr.Expr
 	unitMs := int64(0)
@@ -108,9 +108,9 @@ type derivFunc struct {
 	unitMs int64
 }
 
-func (f *derivFunc) start(p *partition) (winCursor, error) { return eagerStart(f, p) }
+func (f *derivFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
 
-func (f *derivFunc) compute(p *partition, out []bson.RawValue) error {
+func (f *derivFunc) compute(p *winPartition, out []bson.RawValue) error {
 	ts, err := p.sortValues()
 	if err != nil {
 		return err
@@ -174,19 +174,19 @@ func (f *derivFunc) compute(p *partition, out []bson.RawValue) error {
 }
 
 // integralFunc is $integral by the trapezoidal rule over [sortBy, input]
-// points, computed by integralState over the window.
+// points, computed by winIntegralState over the window.
 type integralFunc struct {
 	input  expr.Expr
 	win    winBounds
 	unitMs int64
 }
 
-func (f *integralFunc) start(p *partition) (winCursor, error) {
+func (f *integralFunc) start(p *winPartition) (winCursor, error) {
 	ts, err := p.sortValues()
 	if err != nil {
 		return nil, err
 	}
-	inputs := func(p *partition) ([]bson.RawValue, error) {
+	inputs := func(p *winPartition) ([]bson.RawValue, error) {
 		in, err := p.evalAll(f.input)
 		if err != nil {
 			return nil, err
@@ -196,20 +196,20 @@ func (f *integralFunc) start(p *partition) (winCursor, error) {
 		}
 		return in, nil
 	}
-	a := &accFunc{inputs: inputs, win: f.win, newState: func(bool) winState { return &integralState{unitMs: f.unitMs} }}
+	a := &winAccFunc{inputs: inputs, win: f.win, newState: func(bool) winState { return &winIntegralState{unitMs: f.unitMs} }}
 	return a.start(p)
 }
 
-// integralState sums trapezoids between consecutive points of the window.
-type integralState struct {
+// winIntegralState sums trapezoids between consecutive points of the window.
+type winIntegralState struct {
 	unitMs int64
 	pts    [][2]bson.RawValue
 	head   int
 	nan    int64
-	t      numTotal
+	t      winNumTotal
 }
 
-func (s *integralState) check(v bson.RawValue) ([2]bson.RawValue, error) {
+func (s *winIntegralState) check(v bson.RawValue) ([2]bson.RawValue, error) {
 	var pt [2]bson.RawValue
 	vals := bsonkit.Values(v.Value)
 	if v.Type != bson.TypeArray || len(vals) != 2 || !bsonkit.IsNumber(vals[1].Type) ||
@@ -243,7 +243,7 @@ func trapezoid(a, b [2]bson.RawValue) bson.RawValue {
 
 func hasNaN(pt [2]bson.RawValue) bool { return bsonkit.IsNaN(pt[0]) || bsonkit.IsNaN(pt[1]) }
 
-func (s *integralState) add(v bson.RawValue) error {
+func (s *winIntegralState) add(v bson.RawValue) error {
 	pt, err := s.check(v)
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func (s *integralState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *integralState) remove(bson.RawValue) error {
+func (s *winIntegralState) remove(bson.RawValue) error {
 	if s.head >= len(s.pts) {
 		return nil
 	}
@@ -277,7 +277,7 @@ func (s *integralState) remove(bson.RawValue) error {
 	return nil
 }
 
-func (s *integralState) value() (bson.RawValue, error) {
+func (s *winIntegralState) value() (bson.RawValue, error) {
 	if s.head >= len(s.pts) {
 		return expr.Null(), nil
 	}
@@ -295,5 +295,5 @@ func (s *integralState) value() (bson.RawValue, error) {
 	return expr.Double(f / float64(s.unitMs)), nil
 }
 
-func (s *integralState) reset()       { *s = integralState{unitMs: s.unitMs} }
-func (s *integralState) bytes() int64 { return int64(len(s.pts)-s.head) * 64 }
+func (s *winIntegralState) reset()       { *s = winIntegralState{unitMs: s.unitMs} }
+func (s *winIntegralState) bytes() int64 { return int64(len(s.pts)-s.head) * 64 }

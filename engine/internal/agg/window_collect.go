@@ -10,10 +10,10 @@ import (
 )
 
 func init() {
-	registerWin("$min", parseAccFunc(func(bool) winState { return &minMaxState{sign: 1} }))
-	registerWin("$max", parseAccFunc(func(bool) winState { return &minMaxState{sign: -1} }))
-	registerWin("$push", parseAccFunc(func(bool) winState { return &pushState{} }))
-	registerWin("$addToSet", parseAccFunc(func(bool) winState { return &setState{} }))
+	registerWin("$min", parseAccFunc(func(bool) winState { return &winMinMaxState{sign: 1} }))
+	registerWin("$max", parseAccFunc(func(bool) winState { return &winMinMaxState{sign: -1} }))
+	registerWin("$push", parseAccFunc(func(bool) winState { return &winPushState{} }))
+	registerWin("$addToSet", parseAccFunc(func(bool) winState { return &winSetState{} }))
 }
 
 // seqValue is a value with its position among the values added.
@@ -22,10 +22,10 @@ type seqValue struct {
 	v   bson.RawValue
 }
 
-// minMaxState is $min (sign 1) or $max (sign -1): a monotonic deque of
+// winMinMaxState is $min (sign 1) or $max (sign -1): a monotonic deque of
 // the window's candidates, so that sliding costs amortised O(1). Null,
 // undefined and missing values are ignored; an empty window gives null.
-type minMaxState struct {
+type winMinMaxState struct {
 	sign           int
 	dq             []seqValue
 	head           int
@@ -33,7 +33,7 @@ type minMaxState struct {
 	size           int64
 }
 
-func (s *minMaxState) add(v bson.RawValue) error {
+func (s *winMinMaxState) add(v bson.RawValue) error {
 	seq := s.added
 	s.added++
 	if expr.IsNullish(v) {
@@ -48,7 +48,7 @@ func (s *minMaxState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *minMaxState) remove(bson.RawValue) error {
+func (s *winMinMaxState) remove(bson.RawValue) error {
 	s.removed++
 	for s.head < len(s.dq) && s.dq[s.head].seq < s.removed {
 		s.size -= int64(len(s.dq[s.head].v.Value))
@@ -61,26 +61,26 @@ func (s *minMaxState) remove(bson.RawValue) error {
 	return nil
 }
 
-func (s *minMaxState) value() (bson.RawValue, error) {
+func (s *winMinMaxState) value() (bson.RawValue, error) {
 	if s.head == len(s.dq) {
 		return expr.Null(), nil
 	}
 	return s.dq[s.head].v, nil
 }
 
-func (s *minMaxState) reset() { *s = minMaxState{sign: s.sign} }
+func (s *winMinMaxState) reset() { *s = winMinMaxState{sign: s.sign} }
 
-func (s *minMaxState) bytes() int64 { return s.size + int64(len(s.dq)-s.head)*40 }
+func (s *winMinMaxState) bytes() int64 { return s.size + int64(len(s.dq)-s.head)*40 }
 
-// pushState is $push: the window's values in order, missing ones left
+// winPushState is $push: the window's values in order, missing ones left
 // out.
-type pushState struct {
+type winPushState struct {
 	vals []bson.RawValue
 	head int
 	size int64
 }
 
-func (s *pushState) add(v bson.RawValue) error {
+func (s *winPushState) add(v bson.RawValue) error {
 	if v.Type == 0 {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (s *pushState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *pushState) remove(v bson.RawValue) error {
+func (s *winPushState) remove(v bson.RawValue) error {
 	if v.Type == 0 || s.head >= len(s.vals) {
 		return nil
 	}
@@ -102,13 +102,13 @@ func (s *pushState) remove(v bson.RawValue) error {
 	return nil
 }
 
-func (s *pushState) value() (bson.RawValue, error) {
+func (s *winPushState) value() (bson.RawValue, error) {
 	return arrayValue(s.vals[s.head:])
 }
 
-func (s *pushState) reset() { *s = pushState{} }
+func (s *winPushState) reset() { *s = winPushState{} }
 
-func (s *pushState) bytes() int64 { return s.size + int64(len(s.vals)-s.head)*24 }
+func (s *winPushState) bytes() int64 { return s.size + int64(len(s.vals)-s.head)*24 }
 
 // arrayValue builds an array, failing with BSONObjectTooLarge past 16 MiB.
 func arrayValue(vals []bson.RawValue) (bson.RawValue, error) {
@@ -122,22 +122,22 @@ func arrayValue(vals []bson.RawValue) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
-// setState is $addToSet: the window's distinct values with their counts,
+// winSetState is $addToSet: the window's distinct values with their counts,
 // kept sorted, so that the result lists them in ascending order (a
 // removable window in mongod does the same; for an unbounded one mongod's
 // order is unspecified). Missing values are left out.
-type setState struct {
+type winSetState struct {
 	vals   []bson.RawValue
 	counts []int64
 	size   int64
 }
 
-func (s *setState) find(v bson.RawValue) (int, bool) {
+func (s *winSetState) find(v bson.RawValue) (int, bool) {
 	i := sort.Search(len(s.vals), func(i int) bool { return bsonkit.Compare(s.vals[i], v) >= 0 })
 	return i, i < len(s.vals) && bsonkit.Compare(s.vals[i], v) == 0
 }
 
-func (s *setState) add(v bson.RawValue) error {
+func (s *winSetState) add(v bson.RawValue) error {
 	if v.Type == 0 {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (s *setState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *setState) remove(v bson.RawValue) error {
+func (s *winSetState) remove(v bson.RawValue) error {
 	if v.Type == 0 {
 		return nil
 	}
@@ -172,8 +172,8 @@ func (s *setState) remove(v bson.RawValue) error {
 	return nil
 }
 
-func (s *setState) value() (bson.RawValue, error) { return arrayValue(s.vals) }
+func (s *winSetState) value() (bson.RawValue, error) { return arrayValue(s.vals) }
 
-func (s *setState) reset() { *s = setState{} }
+func (s *winSetState) reset() { *s = winSetState{} }
 
-func (s *setState) bytes() int64 { return s.size + int64(len(s.vals))*32 }
+func (s *winSetState) bytes() int64 { return s.size + int64(len(s.vals))*32 }

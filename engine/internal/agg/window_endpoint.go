@@ -24,9 +24,9 @@ type endpointFunc struct {
 	def   bson.RawValue
 }
 
-func (f *endpointFunc) start(p *partition) (winCursor, error) { return eagerStart(f, p) }
+func (f *endpointFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
 
-func (f *endpointFunc) compute(p *partition, out []bson.RawValue) error {
+func (f *endpointFunc) compute(p *winPartition, out []bson.RawValue) error {
 	for i := range out {
 		lo, hi, ok, err := p.endpoints(f.win, i)
 		if err != nil {
@@ -134,7 +134,7 @@ func parseShiftArgs(env *winParseEnv, name string, args bson.Raw) (*endpointFunc
 		case "by":
 			by, ok := bsonkit.ExactInt64(el.Value())
 			if !ok || by < math.MinInt32 || by > math.MaxInt32 {
-				return nil, failedToParse("'$shift:by' field must be an integer, but found  by: %s", el.Value().String())
+				return nil, failedToParse("'$shift:by' field must be an integer, but found  by: %s", showElem(el.Value()))
 			}
 			f.win = winBounds{lo: winBound{kind: boundValue, n: by}, hi: winBound{kind: boundValue, n: by}}
 			haveBy = true

@@ -5,8 +5,8 @@ import (
 )
 
 // winMemory accounts the memory $setWindowFields holds for one
-// partition: the buffered documents, the values its functions computed,
-// and their states. It is reset at each partition.
+// winPartition: the buffered documents, the values its functions computed,
+// and their states. It is reset at each winPartition.
 type winMemory struct {
 	limit int64
 	used  int64 // documents and held values
@@ -16,8 +16,8 @@ type winMemory struct {
 // addDoc charges a buffered document; past the limit it fails as mongod's
 // spillable cache does when it cannot spill (5643011).
 //
-// Divergence: mongod spills a partition past the limit to disk when
-// allowDiskUse is true; Formwork keeps one partition in memory and fails
+// Divergence: mongod spills a winPartition past the limit to disk when
+// allowDiskUse is true; Formwork keeps one winPartition in memory and fails
 // with the same error whatever allowDiskUse says.
 func (m *winMemory) addDoc(n int64) error {
 	m.used += n
@@ -28,7 +28,7 @@ func (m *winMemory) addDoc(n int64) error {
 	return nil
 }
 
-// hold charges values a function keeps for the partition.
+// hold charges values a function keeps for the winPartition.
 func (m *winMemory) hold(n int64) error {
 	m.used += n
 	return m.check(0)
@@ -50,7 +50,7 @@ func (m *winMemory) note(n int64) {
 	}
 }
 
-// reset forgets the partition that ended.
+// reset forgets the winPartition that ended.
 func (m *winMemory) reset() { m.used = 0 }
 
 // errTooLargeWin is the error for a window value past the BSON limit.

@@ -10,10 +10,10 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-// partition is one buffered partition of $setWindowFields, in sortBy
+// winPartition is one buffered winPartition of $setWindowFields, in sortBy
 // order, with what the window functions share: the evaluation context,
 // the values of the single sortBy field, and the memory account.
-type partition struct {
+type winPartition struct {
 	docs []bson.Raw
 	ctx  *expr.Ctx
 	sort *winSort
@@ -24,14 +24,14 @@ type partition struct {
 }
 
 // eval evaluates e against document i. The result may alias the document.
-func (p *partition) eval(e expr.Expr, i int) (bson.RawValue, error) {
+func (p *winPartition) eval(e expr.Expr, i int) (bson.RawValue, error) {
 	p.ctx.SetRoot(p.docs[i])
 	return e.Eval(p.ctx)
 }
 
 // evalAll evaluates e against every document, counting the values against
 // the memory limit.
-func (p *partition) evalAll(e expr.Expr) ([]bson.RawValue, error) {
+func (p *winPartition) evalAll(e expr.Expr) ([]bson.RawValue, error) {
 	out := make([]bson.RawValue, len(p.docs))
 	for i := range p.docs {
 		v, err := p.eval(e, i)
@@ -45,7 +45,7 @@ func (p *partition) evalAll(e expr.Expr) ([]bson.RawValue, error) {
 
 // sortValues returns the value of the single sortBy field of each
 // document (missing where absent).
-func (p *partition) sortValues() ([]bson.RawValue, error) {
+func (p *winPartition) sortValues() ([]bson.RawValue, error) {
 	if p.sortVals != nil || len(p.docs) == 0 {
 		return p.sortVals, nil
 	}
@@ -81,7 +81,7 @@ func (p *partition) sortValues() ([]bson.RawValue, error) {
 // with mongod's codes when the current document's sortBy value is not of
 // the window's type (5429413, 5429414, 5429513) or the sortBy is
 // descending (5429404).
-func (p *partition) endpoints(w winBounds, i int) (lo, hi int, ok bool, err error) {
+func (p *winPartition) endpoints(w winBounds, i int) (lo, hi int, ok bool, err error) {
 	n := len(p.docs)
 	if !w.rng {
 		lo, hi = 0, n-1

@@ -41,9 +41,9 @@ func parseRank(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	return &rankFunc{name: name}, nil
 }
 
-func (f *rankFunc) start(p *partition) (winCursor, error) { return eagerStart(f, p) }
+func (f *rankFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
 
-func (f *rankFunc) compute(p *partition, out []bson.RawValue) error {
+func (f *rankFunc) compute(p *winPartition, out []bson.RawValue) error {
 	var vals []bson.RawValue
 	if f.name != "$documentNumber" {
 		var err error
@@ -145,9 +145,9 @@ func parseLeftUnbounded(env *winParseEnv, name string, spec bson.Raw) (winFunc, 
 	return &runningFunc{name: name, input: input}, nil
 }
 
-func (f *runningFunc) start(p *partition) (winCursor, error) { return eagerStart(f, p) }
+func (f *runningFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
 
-func (f *runningFunc) compute(p *partition, out []bson.RawValue) error {
+func (f *runningFunc) compute(p *winPartition, out []bson.RawValue) error {
 	in, err := p.evalAll(f.input)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (f *runningFunc) compute(p *partition, out []bson.RawValue) error {
 // does: values must be numeric or nullish and sortBy values numbers or
 // dates of one kind (TypeMismatch), never repeated (6050106); a gap
 // without a neighbour on both sides stays null.
-func linearFill(p *partition, in, out []bson.RawValue) error {
+func linearFill(p *winPartition, in, out []bson.RawValue) error {
 	xs, err := p.sortValues()
 	if err != nil {
 		return err
@@ -274,7 +274,7 @@ func parseExpMovingAvg(env *winParseEnv, name string, spec bson.Raw) (winFunc, e
 		}
 		fl, _ := bsonkit.Float64(nv)
 		if fl != float64(int64(fl)) {
-			return nil, failedToParse("'N' field must be an integer, but found  N: %s. To use a non-integer, use the 'alpha' argument instead", nv.String())
+			return nil, failedToParse("'N' field must be an integer, but found  N: %s. To use a non-integer, use the 'alpha' argument instead", showElem(nv))
 		}
 		n, _ := bsonkit.TruncInt64(nv)
 		if n <= 0 {
@@ -289,7 +289,7 @@ func parseExpMovingAvg(env *winParseEnv, name string, spec bson.Raw) (winFunc, e
 		}
 		a, _ := bsonkit.Float64(av)
 		if !(a > 0 && a < 1) {
-			return nil, failedToParse("'alpha' must be between 0 and 1 (exclusive), found alpha: %s", av.String())
+			return nil, failedToParse("'alpha' must be between 0 and 1 (exclusive), found alpha: %s", showElem(av))
 		}
 		f.alpha = exactFloat(av)
 		return f, nil
@@ -315,9 +315,9 @@ func exactFloat(v bson.RawValue) *big.Float {
 	return z.SetFloat64(f)
 }
 
-func (f *emaFunc) start(p *partition) (winCursor, error) { return eagerStart(f, p) }
+func (f *emaFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
 
-func (f *emaFunc) compute(p *partition, out []bson.RawValue) error {
+func (f *emaFunc) compute(p *winPartition, out []bson.RawValue) error {
 	var cur *big.Float
 	dec := false
 	one := big.NewFloat(1).SetPrec(emaPrec)

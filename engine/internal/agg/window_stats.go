@@ -10,24 +10,47 @@ import (
 )
 
 func init() {
-	registerWin("$stdDevPop", parseAccFunc(func(bool) winState { return &stdDevState{} }))
-	registerWin("$stdDevSamp", parseAccFunc(func(bool) winState { return &stdDevState{samp: true} }))
-	registerWin("$covariancePop", parseAccFunc(func(bool) winState { return &covState{} }))
-	registerWin("$covarianceSamp", parseAccFunc(func(bool) winState { return &covState{samp: true} }))
+	registerWin("$stdDevPop", parseAccFunc(func(rem bool) winState { return &winStdDevState{removable: rem} }))
+	registerWin("$stdDevSamp", parseAccFunc(func(rem bool) winState { return &winStdDevState{samp: true, removable: rem} }))
+	registerWin("$covariancePop", parseAccFunc(func(bool) winState { return &winCovState{} }))
+	registerWin("$covarianceSamp", parseAccFunc(func(bool) winState { return &winCovState{samp: true} }))
 }
 
-// stdDevState is $stdDevPop and $stdDevSamp by Welford's method, which
-// also runs backwards to remove a value. Non-numeric values are ignored;
-// too few values give null.
-type stdDevState struct {
-	samp    bool
-	n       int64
-	mean, m float64
+// winStdDevState is $stdDevPop and $stdDevSamp. Over a left-unbounded
+// window it runs Welford's method, as mongod's accumulator does; over a
+// sliding window it keeps the sum and the sum of squared deviations with
+// the Youngs–Cramer update, which also removes values, as mongod's
+// removable function does. Non-numeric values are ignored; too few values
+// give null.
+type winStdDevState struct {
+	samp, removable bool
+	n               int64
+	mean, m, sum    float64
 }
 
-func (s *stdDevState) add(v bson.RawValue) error {
+// update adds (q = 1) or removes (q = -1) x by Youngs–Cramer.
+func (s *winStdDevState) update(x float64, q int64) {
+	if s.n+q <= 0 {
+		*s = winStdDevState{samp: s.samp, removable: s.removable}
+		return
+	}
+	if s.n == 0 {
+		s.n, s.sum, s.m = 1, x, 0
+		return
+	}
+	d := float64(s.n)*x - s.sum
+	s.n += q
+	s.m += float64(q) * d * d / (float64(s.n) * float64(s.n-q))
+	s.sum += float64(q) * x
+}
+
+func (s *winStdDevState) add(v bson.RawValue) error {
 	x, ok := numFloat(v)
 	if !ok {
+		return nil
+	}
+	if s.removable {
+		s.update(x, 1)
 		return nil
 	}
 	s.n++
@@ -37,13 +60,17 @@ func (s *stdDevState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *stdDevState) remove(v bson.RawValue) error {
+func (s *winStdDevState) remove(v bson.RawValue) error {
 	x, ok := numFloat(v)
 	if !ok {
 		return nil
 	}
+	if s.removable {
+		s.update(x, -1)
+		return nil
+	}
 	if s.n <= 1 {
-		*s = stdDevState{samp: s.samp}
+		*s = winStdDevState{samp: s.samp}
 		return nil
 	}
 	old := (float64(s.n)*s.mean - x) / float64(s.n-1)
@@ -53,7 +80,7 @@ func (s *stdDevState) remove(v bson.RawValue) error {
 	return nil
 }
 
-func (s *stdDevState) value() (bson.RawValue, error) {
+func (s *winStdDevState) value() (bson.RawValue, error) {
 	d := s.n
 	if s.samp {
 		d--
@@ -64,8 +91,8 @@ func (s *stdDevState) value() (bson.RawValue, error) {
 	return expr.Double(math.Sqrt(math.Max(s.m, 0) / float64(d))), nil
 }
 
-func (s *stdDevState) reset()       { *s = stdDevState{samp: s.samp} }
-func (s *stdDevState) bytes() int64 { return 48 }
+func (s *winStdDevState) reset()       { *s = winStdDevState{samp: s.samp, removable: s.removable} }
+func (s *winStdDevState) bytes() int64 { return 48 }
 
 // numFloat returns a numeric value as a double; ok is false for other
 // types.
@@ -76,9 +103,9 @@ func numFloat(v bson.RawValue) (float64, bool) {
 	return bsonkit.Float64(v)
 }
 
-// covState is $covariancePop and $covarianceSamp over [x, y] pairs; a
+// winCovState is $covariancePop and $covarianceSamp over [x, y] pairs; a
 // value that is not an array of two numbers is ignored.
-type covState struct {
+type winCovState struct {
 	samp      bool
 	n         int64
 	mx, my, c float64
@@ -97,7 +124,7 @@ func pairOf(v bson.RawValue) (float64, float64, bool) {
 	return x, y, okx && oky
 }
 
-func (s *covState) add(v bson.RawValue) error {
+func (s *winCovState) add(v bson.RawValue) error {
 	x, y, ok := pairOf(v)
 	if !ok {
 		return nil
@@ -110,13 +137,13 @@ func (s *covState) add(v bson.RawValue) error {
 	return nil
 }
 
-func (s *covState) remove(v bson.RawValue) error {
+func (s *winCovState) remove(v bson.RawValue) error {
 	x, y, ok := pairOf(v)
 	if !ok {
 		return nil
 	}
 	if s.n <= 1 {
-		*s = covState{samp: s.samp}
+		*s = winCovState{samp: s.samp}
 		return nil
 	}
 	n := float64(s.n)
@@ -128,7 +155,7 @@ func (s *covState) remove(v bson.RawValue) error {
 	return nil
 }
 
-func (s *covState) value() (bson.RawValue, error) {
+func (s *winCovState) value() (bson.RawValue, error) {
 	d := s.n
 	if s.samp {
 		d--
@@ -139,5 +166,5 @@ func (s *covState) value() (bson.RawValue, error) {
 	return expr.Double(s.c / float64(d)), nil
 }
 
-func (s *covState) reset()       { *s = covState{samp: s.samp} }
-func (s *covState) bytes() int64 { return 56 }
+func (s *winCovState) reset()       { *s = winCovState{samp: s.samp} }
+func (s *winCovState) bytes() int64 { return 56 }

@@ -13,13 +13,13 @@ import (
 )
 
 func init() {
-	registerWin("$sum", parseAccFunc(func(rem bool) winState { return &sumState{removable: rem} }))
-	registerWin("$avg", parseAccFunc(func(rem bool) winState { return &sumState{removable: rem, avg: true} }))
-	registerWin("$count", parseCount)
+	registerWin("$sum", parseAccFunc(func(rem bool) winState { return &winSumState{removable: rem} }))
+	registerWin("$avg", parseAccFunc(func(rem bool) winState { return &winSumState{removable: rem, avg: true} }))
+	registerWin("$count", parseWinCount)
 }
 
-// parseCount parses {$count: {}} as {$sum: 1} over the same window.
-func parseCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
+// parseWinCount parses {$count: {}} as {$sum: 1} over the same window.
+func parseWinCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	arg, window, err := winArgs(spec, name)
 	if err != nil {
 		if me := mongoerr.As(err); me != nil && me.Msg == "Cannot specify two functions in window function spec" {
@@ -34,14 +34,14 @@ func parseCount(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &accFunc{input: expr.Const(expr.Int32(1)), win: w, newState: func(rem bool) winState { return &sumState{removable: rem} }}, nil
+	return &winAccFunc{input: expr.Const(expr.Int32(1)), win: w, newState: func(rem bool) winState { return &winSumState{removable: rem} }}, nil
 }
 
-// numTotal sums numbers exactly where it can: integers in 128 bits,
+// winNumTotal sums numbers exactly where it can: integers in 128 bits,
 // doubles with Neumaier's compensation and NaN and infinities counted
 // apart, so that values can be removed again. It counts each type so the
 // result gets MongoDB's type.
-type numTotal struct {
+type winNumTotal struct {
 	hi, lo                  uint64 // two's complement 128-bit integer sum
 	dsum, dcomp             float64
 	nan, posInf, negInf     int64
@@ -50,7 +50,7 @@ type numTotal struct {
 
 // addNum adds (sign 1) or removes (sign -1) a numeric value; it reports
 // false for a non-number, which it ignores.
-func (t *numTotal) addNum(v bson.RawValue, sign int64) bool {
+func (t *winNumTotal) addNum(v bson.RawValue, sign int64) bool {
 	switch v.Type {
 	case bson.TypeInt32:
 		t.nInt += sign
@@ -71,7 +71,7 @@ func (t *numTotal) addNum(v bson.RawValue, sign int64) bool {
 	return true
 }
 
-func (t *numTotal) addInt(i int64, sign int64) {
+func (t *winNumTotal) addInt(i int64, sign int64) {
 	lo, hi := uint64(i), uint64(0)
 	if i < 0 {
 		hi = math.MaxUint64
@@ -88,7 +88,7 @@ func (t *numTotal) addInt(i int64, sign int64) {
 	t.hi, _ = bits.Add64(t.hi, hi, c)
 }
 
-func (t *numTotal) addFloat(f float64, sign int64) {
+func (t *winNumTotal) addFloat(f float64, sign int64) {
 	switch {
 	case math.IsNaN(f):
 		t.nan += sign
@@ -112,7 +112,7 @@ func (t *numTotal) addFloat(f float64, sign int64) {
 }
 
 // intSum returns the integer part of the sum and whether it fits 64 bits.
-func (t *numTotal) intSum() (int64, bool) {
+func (t *winNumTotal) intSum() (int64, bool) {
 	v := int64(t.lo)
 	if (v < 0 && t.hi == math.MaxUint64) || (v >= 0 && t.hi == 0) {
 		return v, true
@@ -121,7 +121,7 @@ func (t *numTotal) intSum() (int64, bool) {
 }
 
 // intFloat returns the integer part of the sum as a double.
-func (t *numTotal) intFloat() float64 {
+func (t *winNumTotal) intFloat() float64 {
 	if v, ok := t.intSum(); ok {
 		return float64(v)
 	}
@@ -141,7 +141,7 @@ func (t *numTotal) intFloat() float64 {
 }
 
 // special returns the NaN or infinite result when the sum has one.
-func (t *numTotal) special() (float64, bool) {
+func (t *winNumTotal) special() (float64, bool) {
 	switch {
 	case t.nan > 0 || (t.posInf > 0 && t.negInf > 0):
 		return math.NaN(), true
@@ -154,7 +154,7 @@ func (t *numTotal) special() (float64, bool) {
 }
 
 // float returns the whole sum as a double.
-func (t *numTotal) float() float64 {
+func (t *winNumTotal) float() float64 {
 	if f, ok := t.special(); ok {
 		return f
 	}
@@ -166,7 +166,7 @@ func (t *numTotal) float() float64 {
 // long to double on overflow), with removable true as a removable window
 // (decimal if any decimal remains, else double if any double, else an int
 // or long).
-func (t *numTotal) sum(removable bool) bson.RawValue {
+func (t *winNumTotal) sum(removable bool) bson.RawValue {
 	if t.nDec > 0 {
 		return decimalOf(t.float())
 	}
@@ -204,18 +204,18 @@ func decimalOf(f float64) bson.RawValue {
 	return expr.Decimal(d)
 }
 
-// sumState is $sum and $avg.
-type sumState struct {
+// winSumState is $sum and $avg.
+type winSumState struct {
 	removable, avg bool
-	t              numTotal
+	t              winNumTotal
 }
 
-func (s *sumState) add(v bson.RawValue) error    { s.t.addNum(v, 1); return nil }
-func (s *sumState) remove(v bson.RawValue) error { s.t.addNum(v, -1); return nil }
-func (s *sumState) reset()                       { s.t = numTotal{} }
-func (s *sumState) bytes() int64                 { return 96 }
+func (s *winSumState) add(v bson.RawValue) error    { s.t.addNum(v, 1); return nil }
+func (s *winSumState) remove(v bson.RawValue) error { s.t.addNum(v, -1); return nil }
+func (s *winSumState) reset()                       { s.t = winNumTotal{} }
+func (s *winSumState) bytes() int64                 { return 96 }
 
-func (s *sumState) value() (bson.RawValue, error) {
+func (s *winSumState) value() (bson.RawValue, error) {
 	if !s.avg {
 		return s.t.sum(s.removable), nil
 	}

@@ -13,12 +13,14 @@ import (
 type parsedDate struct {
 	y, m, d, h, i, s, ms int
 	isoY, isoW, isoD     int
-	zoned                bool // the string carried a zone (Z, an offset, an abbreviation)
-	offset               int  // seconds east of UTC when zoned
+	zoned                bool   // the string carried a zone (Z, an offset, an abbreviation)
+	abbr                 string // the zone's abbreviation (UTC, EST …), "" for an offset
+	offset               int    // seconds east of UTC when zoned
+	unix                 bool   // "@<seconds>": the instant is y…s in UTC
 }
 
 func newParsedDate() parsedDate {
-	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, 0}
+	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
 }
 
 // dateParseError is the ConversionFailure $dateFromString reports.
@@ -55,14 +57,16 @@ func (p *parsedDate) resolve(src string, z *tzone) (int64, error) {
 		return 0, dateParseError(src, "0: The parsed time was invalid ''")
 	}
 	if p.zoned && !z.isUTC() {
+		if p.abbr != "" {
+			return 0, mongoerr.Newf(codeConversionFailure, "you cannot pass in a date/time string with time zone information ('%s') together with a timezone argument", p.abbr)
+		}
 		return 0, mongoerr.New(codeConversionFailure, "you cannot pass in a date/time string with GMT offset together with a timezone argument")
 	}
-	loc := z.loc
+	wall := time.Date(p.y, time.Month(p.m), p.d, p.h, p.i, p.s, 0, time.UTC)
 	if p.zoned {
-		loc = time.FixedZone("", p.offset)
+		return (wall.Unix()-int64(p.offset))*1000 + int64(p.ms), nil
 	}
-	t := time.Date(p.y, time.Month(p.m), p.d, p.h, p.i, p.s, 0, loc)
-	return t.Unix()*1000 + int64(p.ms), nil
+	return z.wallToInstant(wall)*1000 + int64(p.ms), nil
 }
 
 // daysIn is the number of days of month m of year y.
@@ -105,19 +109,31 @@ func (sc *scanner) number(max int) (int, int, bool) {
 	return v, n, n > 0
 }
 
-// zone reads Z, an abbreviation (UTC, GMT), or an offset ±HH[[:]MM],
-// optionally after GMT/UTC.
+// zoneAbbrevs are the zone abbreviations a date string may end with, and
+// their offsets in seconds.
+var zoneAbbrevs = map[string]int{
+	"UTC": 0, "GMT": 0, "UT": 0, "Z": 0,
+	"EST": -5 * 3600, "EDT": -4 * 3600, "CST": -6 * 3600, "CDT": -5 * 3600,
+	"MST": -7 * 3600, "MDT": -6 * 3600, "PST": -8 * 3600, "PDT": -7 * 3600,
+	"BST": 3600, "CET": 3600, "CEST": 2 * 3600, "EET": 2 * 3600, "EEST": 3 * 3600,
+	"JST": 9 * 3600,
+}
+
+// zone reads a zone abbreviation (Z, UTC, EST …), an offset ±HH[[:]MM],
+// or GMT/UTC followed by an offset.
 func (sc *scanner) zone(p *parsedDate) bool {
-	rest := sc.s[sc.pos:]
-	switch {
-	case strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "z"):
+	start := sc.pos
+	for !sc.eof() && isLetter(sc.peek()) {
 		sc.pos++
-		p.zoned, p.offset = true, 0
-		return true
-	case strings.HasPrefix(rest, "UTC") || strings.HasPrefix(rest, "GMT"):
-		sc.pos += 3
-		p.zoned, p.offset = true, 0
-		if c := sc.peek(); c != '+' && c != '-' {
+	}
+	if word := strings.ToUpper(sc.s[start:sc.pos]); word != "" {
+		off, ok := zoneAbbrevs[word]
+		if !ok {
+			sc.pos = start
+			return false
+		}
+		p.zoned, p.abbr, p.offset = true, word, off
+		if (word != "GMT" && word != "UTC") || (sc.peek() != '+' && sc.peek() != '-') {
 			return true
 		}
 	}
@@ -141,7 +157,7 @@ func (sc *scanner) zone(p *parsedDate) bool {
 	if c == '-' {
 		off = -off
 	}
-	p.zoned, p.offset = true, off
+	p.zoned, p.abbr, p.offset = true, "", off
 	return true
 }
 
@@ -178,6 +194,26 @@ func parseDateFree(src string, z *tzone) (int64, error) {
 	bad := func() (int64, error) {
 		return 0, dateParseError(src, fmt.Sprintf("%d: Unexpected data found. '%c'", sc.pos, sc.peek()))
 	}
+	if sc.peek() == '@' {
+		// "@<seconds>": seconds since the epoch, in UTC.
+		sc.pos++
+		neg := sc.peek() == '-'
+		if neg {
+			sc.pos++
+		}
+		v, n := sc.digits(18)
+		if n == 0 || !sc.eof() {
+			return bad()
+		}
+		if neg {
+			v = -v
+		}
+		if !z.isUTC() {
+			return 0, mongoerr.New(codeConversionFailure, "you cannot pass in a date/time string with GMT offset together with a timezone argument")
+		}
+		return int64(v) * 1000, nil
+	}
+	sc.weekday()
 	if err := sc.datePart(&p); err != nil {
 		return bad()
 	}
@@ -210,6 +246,44 @@ func parseDateFree(src string, z *tzone) (int64, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
+var weekdayNames = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+// weekday skips a leading day name ("Tue", "Tuesday,"), which timelib
+// accepts and ignores when a full date follows.
+func (sc *scanner) weekday() {
+	rest := strings.ToLower(sc.s[sc.pos:])
+	for _, d := range weekdayNames {
+		n := 0
+		switch {
+		case strings.HasPrefix(rest, d):
+			n = len(d)
+		case strings.HasPrefix(rest, d[:3]):
+			n = 3
+		default:
+			continue
+		}
+		if n < len(rest) && isLetter(rest[n]) {
+			return
+		}
+		sc.pos += n
+		for sc.peek() == ',' || sc.peek() == ' ' || sc.peek() == '.' {
+			sc.pos++
+		}
+		return
+	}
+}
+
+// ordinal skips an English ordinal suffix after a day number.
+func (sc *scanner) ordinal() {
+	rest := strings.ToLower(sc.s[sc.pos:])
+	for _, suf := range []string{"st", "nd", "rd", "th"} {
+		if strings.HasPrefix(rest, suf) {
+			sc.pos += 2
+			return
+		}
+	}
+}
+
 // datePart reads the date of a free-form string.
 func (sc *scanner) datePart(p *parsedDate) error {
 	errBad := fmt.Errorf("bad date")
@@ -222,6 +296,7 @@ func (sc *scanner) datePart(p *parsedDate) error {
 		if n == 0 {
 			return errBad
 		}
+		sc.ordinal()
 		for sc.peek() == ',' || sc.peek() == ' ' {
 			sc.pos++
 		}
@@ -237,9 +312,12 @@ func (sc *scanner) datePart(p *parsedDate) error {
 		return errBad
 	}
 	sep := sc.peek()
-	if na <= 2 && sep == ' ' {
-		// "8 Feb 2017"
-		sc.pos++
+	if na <= 2 && (sep == ' ' || isLetter(sep)) {
+		// "8 Feb 2017", "8th February 2017"
+		sc.ordinal()
+		for sc.peek() == ' ' {
+			sc.pos++
+		}
 		m := sc.monthName()
 		if m == 0 {
 			return errBad
@@ -310,7 +388,32 @@ func (sc *scanner) timePart(p *parsedDate) bool {
 			p.ms = frac
 		}
 	}
+	sc.meridian(p)
 	return true
+}
+
+// meridian applies a trailing "AM" or "PM" (with or without a space and
+// dots) to a 12-hour clock time.
+func (sc *scanner) meridian(p *parsedDate) {
+	save := sc.pos
+	for sc.peek() == ' ' {
+		sc.pos++
+	}
+	rest := strings.ToLower(sc.s[sc.pos:])
+	for _, m := range []string{"a.m.", "p.m.", "am", "pm"} {
+		if !strings.HasPrefix(rest, m) || len(rest) > len(m) && isLetter(rest[len(m)]) || p.h < 1 || p.h > 12 {
+			continue
+		}
+		sc.pos += len(m)
+		if p.h == 12 {
+			p.h = 0
+		}
+		if m[0] == 'p' {
+			p.h += 12
+		}
+		return
+	}
+	sc.pos = save
 }
 
 // parseDateWithFormat parses src as format says, with the specifiers of

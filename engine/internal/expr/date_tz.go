@@ -184,3 +184,40 @@ func weekOfYear(t time.Time) int {
 	weekDay := int(t.Weekday()) + 1
 	return (yearDay - weekDay + 7) / 7
 }
+
+// wallToInstant returns the instant (Unix seconds) at which the wall
+// clock of zone z reads the calendar time of wall (whose own location is
+// ignored). A time in a DST gap is read with the offset from before the
+// change (02:30 on a spring-forward night becomes 03:30 daylight time);
+// a time that occurs twice resolves to its first occurrence, as timelib
+// does.
+func (z *tzone) wallToInstant(wall time.Time) int64 {
+	guess := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, time.UTC).Unix()
+	if !z.olson {
+		return guess - int64(z.offset)
+	}
+	offAt := func(s int64) int64 {
+		_, off := time.Unix(s, 0).In(z.loc).Zone()
+		return int64(off)
+	}
+	before := offAt(guess - 86400)
+	after := offAt(guess + 86400)
+	t1, t2 := guess-before, guess-after
+	ok1, ok2 := offAt(t1) == before, offAt(t2) == after
+	switch {
+	case ok1 && ok2:
+		return min(t1, t2)
+	case ok1:
+		return t1
+	case ok2:
+		return t2
+	}
+	return t1
+}
+
+// addDateLocal adds calendar years, months and days to the wall clock of
+// t (a time in z) and resolves the result in z.
+func (z *tzone) addDateLocal(t time.Time, years, months, days int) int64 {
+	wall := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC).AddDate(years, months, days)
+	return z.wallToInstant(wall)
+}

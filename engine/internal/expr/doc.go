@@ -29,6 +29,11 @@
 //	I5. Evaluation is bounded: every loop runs over a value's elements or a
 //	    range whose size is checked, and results over the 16 MiB BSON limit
 //	    fail with MongoDB's error rather than growing without end.
+//	I6. Like mongod's optimizer, Parse folds an operator whose operands are
+//	    all constants into a constant, and picks the branch of a $cond or
+//	    $switch whose condition is constant; so an error in a constant
+//	    sub-expression ({$divide: [1, 0]}) fails the parse even where
+//	    evaluation would not reach it.
 //
 // Reference: https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/
 package expr

@@ -115,13 +115,24 @@ func decFromInt(i int64) dec {
 }
 
 // decFromFloat converts a double to a decimal of the given number of
-// significant digits (15 for Value::coerceToDecimal, 34 for the sums).
+// significant digits: 15 as Value::coerceToDecimal does, or 34 as
+// Decimal128(double, kRoundTo34Digits) does, which keeps integral doubles
+// exact with exponent 0.
 func decFromFloat(f float64, digits int) dec {
 	switch {
 	case math.IsNaN(f):
 		return decNaNv()
 	case math.IsInf(f, 0):
 		return decInfv(f < 0)
+	}
+	if f == 0 {
+		return dec{neg: math.Signbit(f), coef: new(big.Int)}
+	}
+	if digits == 34 && f == math.Trunc(f) && math.Abs(f) < 1e34 {
+		// The exact conversion mongod uses here keeps integers exact,
+		// with exponent 0.
+		c, _ := big.NewFloat(math.Abs(f)).Int(nil)
+		return dec{neg: f < 0, coef: c}
 	}
 	s := strconv.FormatFloat(f, 'e', digits-1, 64)
 	neg := strings.HasPrefix(s, "-")
@@ -370,6 +381,45 @@ func decQuantize(d dec, exp int, mode int) dec {
 		return decNaNv()
 	}
 	return dec{neg: d.neg, coef: c, exp: exp}
+}
+
+// decNormalize gives d its 34-digit form (the smallest exponent that
+// holds it), as mongod's Decimal128::normalize (adding 0E-6176) does.
+func decNormalize(d dec) dec {
+	if d.form != decFinite {
+		return d
+	}
+	d = round34(d)
+	if d.coef.Sign() == 0 {
+		return dec{neg: d.neg, coef: new(big.Int), exp: decMinExp}
+	}
+	normExp := max(decMinExp, d.exp-(34-len(d.coef.String())))
+	if normExp < d.exp {
+		return dec{neg: d.neg, coef: new(big.Int).Mul(d.coef, pow10(d.exp-normExp)), exp: normExp}
+	}
+	return d
+}
+
+// decRoundTo is Decimal128::quantize as $round and $trunc use it: when
+// exp asks for more digits than the value's 34-digit form holds, the
+// 34-digit form is the result; otherwise the value is quantized to exp.
+func decRoundTo(d dec, exp int, mode int) dec {
+	if d.form == decFinite {
+		normExp := decMinExp
+		if d.coef.Sign() != 0 {
+			normExp = max(decMinExp, d.exp-(34-len(d.coef.String())))
+		}
+		if exp < normExp {
+			c := new(big.Int).Set(d.coef)
+			if d.exp > normExp {
+				c.Mul(c, pow10(d.exp-normExp))
+			} else if d.exp < normExp {
+				c = shiftRound(c, normExp-d.exp, d.neg, roundHalfEven)
+			}
+			return dec{neg: d.neg, coef: c, exp: normExp}
+		}
+	}
+	return decQuantize(d, exp, mode)
 }
 
 // Decimal128's exponent range for a 34-digit coefficient.

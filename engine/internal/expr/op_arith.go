@@ -55,7 +55,7 @@ func opNumeric(fn func(name string, v bson.RawValue) (bson.RawValue, error)) par
 		if err != nil {
 			return nil, err
 		}
-		return &fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		return fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 			v, err := args[0].Eval(c)
 			if err != nil {
 				return bson.RawValue{}, err
@@ -67,7 +67,7 @@ func opNumeric(fn func(name string, v bson.RawValue) (bson.RawValue, error)) par
 				return bson.RawValue{}, exprErr(28765, "%s only supports numeric types, not %s", name, typeName(v))
 			}
 			return fn(name, v)
-		}}, nil
+		}})
 	}
 }
 
@@ -463,11 +463,12 @@ func pow(v []bson.RawValue) (bson.RawValue, error) {
 		if n, ok := e.int64(roundDown); ok && e.form == decFinite {
 			if back := decFromInt(n); decSub(back, e).isZero() {
 				if r, ok := decPowInt(b, n); ok {
-					return r.toRaw(), nil
+					return decNormalize(r).toRaw(), nil
 				}
 			}
 		}
-		return round34(decFromFloat(math.Pow(b.float(), e.float()), 34)).toRaw(), nil
+		// mongod's Decimal128::power normalizes its result to 34 digits.
+		return decNormalize(decFromFloat(math.Pow(b.float(), e.float()), 34)).toRaw(), nil
 	}
 	bf, ef := numFloat(base), numFloat(exp)
 	if bf == 0 && ef < 0 {
@@ -547,19 +548,19 @@ func roundOrTrunc(c *Ctx, args []Expr, name string, mode int) (bson.RawValue, er
 		if d.form == decInf {
 			return num, nil
 		}
-		return decQuantize(d, exp, mode).toRaw(), nil
+		return decRoundTo(d, exp, mode).toRaw(), nil
 	case bson.TypeDouble:
 		d := decFromFloat(num.Double(), 34)
 		if d.form == decInf {
 			return num, nil
 		}
-		return Double(decQuantize(d, exp, mode).float()), nil
+		return Double(decRoundTo(d, exp, mode).float()), nil
 	}
 	if place >= 0 {
 		return num, nil
 	}
 	n := numLong(num)
-	out, ok := decQuantize(decFromInt(n), exp, mode).int64(roundHalfEven)
+	out, ok := decRoundTo(decFromInt(n), exp, mode).int64(roundHalfEven)
 	if !ok {
 		return bson.RawValue{}, exprErr(51080, "invalid conversion from Decimal128 result in %s resulting from arguments: [%d, %d]", name, n, place)
 	}

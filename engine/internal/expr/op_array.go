@@ -22,7 +22,7 @@ func init() {
 	register("$slice", opRanged(2, 3, slice))
 	register("$concatArrays", opNary(concatArrays))
 	register("$reverseArray", opValues(1, reverseArray))
-	register("$indexOfArray", opRanged(2, 4, indexOfArray))
+	register("$indexOfArray", parseIndexOfArray)
 	register("$range", opRanged(2, 3, rangeArray))
 	register("$isArray", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return Bool(v[0].Type == bson.TypeArray), nil }))
 }
@@ -189,6 +189,27 @@ func indexArgOf(v bson.RawValue, what string) (int, error) {
 		return 0, exprErr(40097, "$indexOfArray requires a nonnegative %s, found: %d", what, i)
 	}
 	return int(i), nil
+}
+
+// parseIndexOfArray parses [array, value, start, end]. As in mongod's
+// optimizer, a constant array that is null makes the whole expression
+// null, and one that is not an array fails the parse (50809).
+func parseIndexOfArray(p *Parser, name string, arg bson.RawValue) (Expr, error) {
+	e, err := opRanged(2, 4, indexOfArray)(p, name, arg)
+	if err != nil {
+		return nil, err
+	}
+	if fe, ok := e.(*fnExpr); ok {
+		if v, ok := foldConst(fe.args[0]); ok {
+			if IsNullish(v) {
+				return Const(Null()), nil
+			}
+			if v.Type != bson.TypeArray {
+				return nil, exprErr(50809, "First operand of $indexOfArray must be an array. First argument is of type: %s", typeName(v))
+			}
+		}
+	}
+	return e, nil
 }
 
 // indexOfArray is $indexOfArray [array, value, start, end].

@@ -39,6 +39,16 @@ func defineVar(sc *Scope, as bson.RawValue) (int, error) {
 	return sc.Define(name), nil
 }
 
+// restoreCurrent returns a function that puts $$CURRENT back when slot,
+// which an operator is about to bind, is CURRENT's ("as": "CURRENT").
+func restoreCurrent(c *Ctx, slot int) func() {
+	if slot != SlotCurrent {
+		return func() {}
+	}
+	saved := c.Get(SlotCurrent)
+	return func() { c.Set(SlotCurrent, saved) }
+}
+
 // filterExpr keeps the elements for which cond is truthy, up to limit.
 type filterExpr struct {
 	input, cond, limit Expr // limit may be nil
@@ -77,6 +87,7 @@ func (e *filterExpr) Eval(c *Ctx) (bson.RawValue, error) {
 			limit = int(n)
 		}
 	}
+	defer restoreCurrent(c, e.slot)()
 	b := NewArrayBuilder(len(vals))
 	for _, x := range vals {
 		c.Set(e.slot, x)
@@ -160,6 +171,7 @@ func (e *mapExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if len(vals) == 0 {
 		return in, nil
 	}
+	defer restoreCurrent(c, e.slot)()
 	b := NewArrayBuilder(len(vals))
 	for _, x := range vals {
 		c.Set(e.slot, x)

@@ -36,7 +36,7 @@ func parseCond(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &condExpr{ops[0], ops[1], ops[2]}, nil
+		return foldCond(&condExpr{ops[0], ops[1], ops[2]}), nil
 	}
 	elems, err := objectArgs(arg, 0, "")
 	if err != nil {
@@ -67,7 +67,19 @@ func parseCond(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case e.elseE == nil:
 		return nil, exprErr(17082, "Missing 'else' parameter to $cond")
 	}
-	return e, nil
+	return foldCond(e), nil
+}
+
+// foldCond picks the branch of a $cond whose if is a constant, as mongod's
+// optimizer does.
+func foldCond(e *condExpr) Expr {
+	if v, ok := foldConst(e.ifE); ok {
+		if Truthy(v) {
+			return e.thenE
+		}
+		return e.elseE
+	}
+	return e
 }
 
 // parseIfNull takes two or more operands and returns the first that is
@@ -80,7 +92,7 @@ func parseIfNull(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if len(ops) < 2 {
 		return nil, exprErr(1257300, "$ifNull needs at least two arguments, had: %d", len(ops))
 	}
-	return &fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+	return fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 		for i, a := range args {
 			v, err := a.Eval(c)
 			if err != nil {
@@ -91,7 +103,7 @@ func parseIfNull(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			}
 		}
 		return bson.RawValue{}, nil
-	}}, nil
+	}})
 }
 
 // switchExpr is $switch: the then of the first truthy case, else default.
@@ -145,7 +157,33 @@ func parseSwitch(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if len(e.cases) == 0 {
 		return nil, exprErr(40068, "$switch requires at least one branch.")
 	}
-	return e, nil
+	return e.optimize()
+}
+
+// optimize drops branches whose case is a constant as mongod's optimizer
+// does: a false one goes, a true one becomes the default and ends the
+// list. A switch left without branches is its default, or fails with
+// 40069 when it has none.
+func (e *switchExpr) optimize() (Expr, error) {
+	out := &switchExpr{def: e.def}
+	for i, ce := range e.cases {
+		if v, ok := foldConst(ce); ok {
+			if Truthy(v) {
+				out.def = e.thens[i]
+				break
+			}
+			continue
+		}
+		out.cases = append(out.cases, ce)
+		out.thens = append(out.thens, e.thens[i])
+	}
+	if len(out.cases) == 0 {
+		if out.def == nil {
+			return nil, exprErr(40069, "One cannot execute a switch statement where all the cases evaluate to false without a default.")
+		}
+		return out.def, nil
+	}
+	return out, nil
 }
 
 func (e *switchExpr) parseBranch(p *Parser, br bson.RawValue) error {

@@ -109,7 +109,7 @@ func parseDateArith(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["startDate"] == nil || args["unit"] == nil || args["amount"] == nil {
 		return nil, mongoerr.Newf(mongoerr.Code(5166402), "%s requires startDate, unit, and amount to be present", name)
 	}
-	return &dateArithExpr{name: name, start: args["startDate"], unit: args["unit"], amount: args["amount"], tz: args["timezone"]}, nil
+	return foldNamed(&dateArithExpr{name: name, start: args["startDate"], unit: args["unit"], amount: args["amount"], tz: args["timezone"]}, args)
 }
 
 func (e *dateArithExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -210,7 +210,7 @@ func dateAdd(ms int64, u timeUnit, amount int64, z *tzone) (int64, error) {
 		}
 		_, off := t.Zone()
 		if t.Day() <= 28 && off == 0 {
-			return instantMillis(t.AddDate(0, int(months), 0), ms)
+			return instantMillis(z.addDateLocal(t, 0, int(months), 0), ms)
 		}
 		// Clamp to the last day of the target month and count the days.
 		total := int64(t.Year())*12 + int64(t.Month()) - 1 + months
@@ -225,14 +225,13 @@ func dateAdd(ms int64, u timeUnit, amount int64, z *tzone) (int64, error) {
 		day := min(t.Day(), daysIn(int(ty), int(tm+1)))
 		days = civilDay(time.Date(int(ty), time.Month(tm+1), day, 0, 0, 0, 0, time.UTC)) - civilDay(t)
 	}
-	return instantMillis(t.AddDate(0, 0, int(days)), ms)
+	return instantMillis(z.addDateLocal(t, 0, 0, int(days)), ms)
 }
 
-// instantMillis returns t as milliseconds since the epoch with the
+// instantMillis returns the Unix second s as milliseconds since the epoch with the
 // millisecond of the original instant ms, or 5166406 when it does not fit
 // a BSON date.
-func instantMillis(t time.Time, ms int64) (int64, error) {
-	s := t.Unix()
+func instantMillis(s int64, ms int64) (int64, error) {
 	if s > math.MaxInt64/1000-1 || s < math.MinInt64/1000+1 {
 		return 0, errDateAddOverflow
 	}
@@ -270,7 +269,7 @@ func parseDateDiff(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case args["unit"] == nil:
 		return nil, mongoerr.New(mongoerr.Code(5166305), "Missing 'unit' parameter to $dateDiff")
 	}
-	return &dateDiffExpr{start: args["startDate"], end: args["endDate"], unit: args["unit"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, nil
+	return foldNamed(&dateDiffExpr{start: args["startDate"], end: args["endDate"], unit: args["unit"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
 func (e *dateDiffExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -389,7 +388,7 @@ func parseDateTrunc(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case args["unit"] == nil:
 		return nil, mongoerr.New(mongoerr.Code(5439010), "Missing 'unit' parameter to $dateTrunc")
 	}
-	return &dateTruncExpr{date: args["date"], unit: args["unit"], binSize: args["binSize"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, nil
+	return foldNamed(&dateTruncExpr{date: args["date"], unit: args["unit"], binSize: args["binSize"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
 func (e *dateTruncExpr) Eval(c *Ctx) (bson.RawValue, error) {

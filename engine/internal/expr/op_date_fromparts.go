@@ -45,7 +45,7 @@ func parseDateFromParts(p *Parser, name string, arg bson.RawValue) (Expr, error)
 	case has("isoWeekYear") && (has("month") || has("day")):
 		return nil, mongoerr.New(mongoerr.Code(40525), "$dateFromParts does not allow mixing ISO dates with natural dates")
 	}
-	return &dateFromPartsExpr{args: args, iso: has("isoWeekYear")}, nil
+	return foldNamed(&dateFromPartsExpr{args: args, iso: has("isoWeekYear")}, args)
 }
 
 // part evaluates one component: (value, true) or (0, false) when it is
@@ -127,7 +127,7 @@ func (e *dateFromPartsExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		ms += 1000
 		secs--
 	}
-	t := time.Date(int(year), time.Month(month), int(day), int(hour), int(minute), 0, 0, z.loc)
-	out := t.Unix()*1000 + secs*1000 + ms
+	t := time.Date(int(year), time.Month(month), int(day), int(hour), int(minute), 0, 0, time.UTC)
+	out := z.wallToInstant(t)*1000 + secs*1000 + ms
 	return Date(out), nil
 }

@@ -64,7 +64,7 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 				if args["date"] == nil {
 					return nil, mongoerr.Newf(mongoerr.Code(40539), "missing 'date' argument to %s, provided: %s: %s", name, name, valueString(arg))
 				}
-				return &datePartExpr{date: args["date"], tz: args["timezone"], part: part}, nil
+				return foldNamed(&datePartExpr{date: args["date"], tz: args["timezone"], part: part}, args)
 			}
 		case bson.TypeArray:
 			vals := Values(arg)
@@ -77,7 +77,7 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &datePartExpr{date: d, part: part}, nil
+		return foldStatic(&datePartExpr{date: d, part: part}, d)
 	}
 }
 
@@ -118,7 +118,7 @@ func parseDateToParts(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["date"] == nil {
 		return nil, mongoerr.New(mongoerr.Code(40522), "Missing 'date' parameter to $dateToParts")
 	}
-	return &dateToPartsExpr{date: args["date"], tz: args["timezone"], iso: args["iso8601"]}, nil
+	return foldNamed(&dateToPartsExpr{date: args["date"], tz: args["timezone"], iso: args["iso8601"]}, args)
 }
 
 func (e *dateToPartsExpr) Eval(c *Ctx) (bson.RawValue, error) {

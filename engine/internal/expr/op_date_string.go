@@ -148,7 +148,7 @@ func parseDateToString(p *Parser, name string, arg bson.RawValue) (Expr, error) 
 	if args["date"] == nil {
 		return nil, mongoerr.New(mongoerr.Code(18628), "Missing 'date' parameter to $dateToString")
 	}
-	return &dateToStringExpr{date: args["date"], format: args["format"], tz: args["timezone"], onNull: args["onNull"]}, nil
+	return foldNamed(&dateToStringExpr{date: args["date"], format: args["format"], tz: args["timezone"], onNull: args["onNull"]}, args)
 }
 
 func (e *dateToStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -221,11 +221,11 @@ func parseDateFromString(p *Parser, name string, arg bson.RawValue) (Expr, error
 	if args["dateString"] == nil {
 		return nil, mongoerr.New(mongoerr.Code(40542), "Missing 'dateString' parameter to $dateFromString")
 	}
-	return &dateFromStringExpr{str: args["dateString"], format: args["format"], tz: args["timezone"], onError: args["onError"], onNull: args["onNull"]}, nil
+	return foldNamed(&dateFromStringExpr{str: args["dateString"], format: args["format"], tz: args["timezone"], onError: args["onError"], onNull: args["onNull"]}, args)
 }
 
 // ConversionFailure is the code of a failed $convert or date parse.
-const codeConversionFailure = mongoerr.Code(241)
+const codeConversionFailure = mongoerr.ConversionFailure
 
 func (e *dateFromStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	s, err := e.str.Eval(c)

@@ -28,6 +28,23 @@ type fnExpr struct {
 
 func (e *fnExpr) Eval(c *Ctx) (bson.RawValue, error) { return e.fn(c, e.args) }
 
+// fold evaluates an operator whose operands are all constants once, at
+// parse time, as mongod's optimizer does before running a pipeline: the
+// result becomes a constant, and an error (a division by zero, a wrong
+// type) fails the parse even where evaluation would never reach it.
+func fold(e *fnExpr) (Expr, error) {
+	for _, a := range e.args {
+		if _, ok := foldConst(a); !ok {
+			return e, nil
+		}
+	}
+	v, err := e.Eval(&Ctx{Vars: make([]bson.RawValue, 2)})
+	if err != nil {
+		return nil, err
+	}
+	return Const(v), nil
+}
+
 // opNary parses any number of operands.
 func opNary(fn evalFn) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
@@ -35,7 +52,7 @@ func opNary(fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &fnExpr{args: args, fn: fn}, nil
+		return fold(&fnExpr{args: args, fn: fn})
 	}
 }
 
@@ -46,7 +63,7 @@ func opFixed(n int, fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &fnExpr{args: args, fn: fn}, nil
+		return fold(&fnExpr{args: args, fn: fn})
 	}
 }
 
@@ -57,7 +74,7 @@ func opRanged(lo, hi int, fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &fnExpr{args: args, fn: fn}, nil
+		return fold(&fnExpr{args: args, fn: fn})
 	}
 }
 

@@ -63,14 +63,19 @@ func (f *fieldList) doc() (bson.RawValue, error) {
 
 // mergeObjects merges documents left to right; later fields win, in the
 // position of their first occurrence. Null and missing operands are
-// skipped.
+// skipped. A single operand that is an array merges its elements.
 func mergeObjects(c *Ctx, args []Expr) (bson.RawValue, error) {
+	vals, err := EvalAll(c, args)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	if len(vals) == 1 && vals[0].Type == bson.TypeArray {
+		// One array operand: its elements are the documents to merge, as
+		// for every operator mongod builds from an accumulator.
+		vals = Values(vals[0])
+	}
 	f := newFieldList()
-	for _, a := range args {
-		v, err := a.Eval(c)
-		if err != nil {
-			return bson.RawValue{}, err
-		}
+	for _, v := range vals {
 		if IsNullish(v) {
 			continue
 		}
@@ -144,9 +149,10 @@ func (e *getFieldExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return v, nil
 }
 
-func currentExpr(p *Parser) Expr {
-	slot, _ := p.sc.lookup("CURRENT")
-	return &pathExpr{slot: slot}
+// currentExpr is $$CURRENT, the input $getField reads by default; it
+// records that the expression needs the whole document.
+func currentExpr(p *Parser) (Expr, error) {
+	return p.parsePath("$$CURRENT")
 }
 
 func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
@@ -163,7 +169,9 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 				if fieldE, err = p.Parse(arg); err != nil {
 					return nil, err
 				}
-				inputE = currentExpr(p)
+				if inputE, err = currentExpr(p); err != nil {
+					return nil, err
+				}
 			case k == "field":
 				fieldE, err = p.Parse(el.Value())
 			case k == "input":
@@ -183,7 +191,9 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		if fieldE, err = p.Parse(arg); err != nil {
 			return nil, err
 		}
-		inputE = currentExpr(p)
+		if inputE, err = currentExpr(p); err != nil {
+			return nil, err
+		}
 	}
 	if fieldE == nil {
 		return nil, exprErr(3041702, "$getField requires 'field' to be specified")

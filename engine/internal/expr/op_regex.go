@@ -2,6 +2,7 @@ package expr
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 
@@ -131,7 +132,19 @@ func parseRegexOp(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["regex"] == nil {
 		return nil, mongoerr.Newf(mongoerr.Code(31023), "%s requires 'regex' parameter", name)
 	}
-	return &regexExpr{name: name, input: args["input"], regex: args["regex"], options: args["options"]}, nil
+	e := &regexExpr{name: name, input: args["input"], regex: args["regex"], options: args["options"]}
+	// mongod compiles a constant pattern when it parses the operator, so
+	// its errors do not wait for a document.
+	if isConstExpr(e.regex) {
+		if e.options == nil || isConstExpr(e.options) {
+			check := *e
+			check.input = Const(Missing)
+			if _, _, err := check.prepare(&Ctx{Vars: make([]bson.RawValue, 2)}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return e, nil
 }
 
 // prepare evaluates the operands and compiles the pattern; re is nil
@@ -226,30 +239,104 @@ func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if re == nil {
 		return b.Value(), nil
 	}
-	all := re.FindAllStringSubmatchIndex(in, -1)
-	// mongod never starts a search at the end of a non-empty input, so an
-	// empty match there right after an empty match is not reported.
-	if n := len(all); n >= 2 && len(in) > 0 {
-		last, prev := all[n-1], all[n-2]
-		if last[0] == len(in) && last[1] == len(in) && prev[0] == prev[1] && prev[0] < len(in) && prev[0]+cpLen(in[prev[0]]) == len(in) {
-			all = all[:n-1]
-		}
-	} else if n == 1 && len(in) > 0 && all[0][0] == len(in) && all[0][1] == len(in) {
-		// A lone empty match at the end is found from position 0: keep it.
-	}
 	total := 0
-	for _, m := range all {
+	err = findAllMongo(re, in, func(m []int) error {
 		d := regexMatchDoc(in, m)
 		total += len(d.Value)
 		if total > maxRegexOutput {
-			return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(51151), "%s: the size of buffer to store output exceeded the 64MB limit", e.name)
+			return mongoerr.Newf(mongoerr.Code(51151), "%s: the size of buffer to store output exceeded the 64MB limit", e.name)
 		}
 		b.Append(d)
+		return nil
+	})
+	if err != nil {
+		return bson.RawValue{}, err
 	}
 	if b.Size() > MaxBSONSize {
 		return bson.RawValue{}, errTooLarge()
 	}
 	return b.Value(), nil
+}
+
+// findAllMongo calls emit with each match $regexFindAll reports, in order,
+// and stops at emit's first error: mongod searches
+// again where a non-empty match ended (so an empty match may follow it
+// directly), one code point further after an empty match, and never from
+// the end of a non-empty input.
+//
+// Divergence: for patterns whose start depends on the text before it (^,
+// \A, \b, \B) Go's own iteration is used, which skips an empty match
+// directly after a non-empty one.
+func findAllMongo(re *regexp.Regexp, in string, emit func(m []int) error) error {
+	if leftContext(re) {
+		// Every match document takes more than 32 bytes, so this many
+		// matches already exceed the output limit.
+		all := re.FindAllStringSubmatchIndex(in, maxRegexOutput/32+1)
+		// mongod never starts a search at the end of a non-empty input.
+		if n := len(all); n >= 2 && len(in) > 0 {
+			last, prev := all[n-1], all[n-2]
+			if last[0] == len(in) && last[1] == len(in) && prev[0] == prev[1] && prev[0] < len(in) && prev[0]+cpLen(in[prev[0]]) == len(in) {
+				all = all[:n-1]
+			}
+		}
+		for _, m := range all {
+			if err := emit(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pos := 0
+	for {
+		m := re.FindStringSubmatchIndex(in[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += pos
+			}
+		}
+		if err := emit(m); err != nil {
+			return err
+		}
+		if m[0] == m[1] {
+			if m[0] >= len(in) {
+				break
+			}
+			pos = m[0] + cpLen(in[m[0]])
+		} else {
+			pos = m[1]
+		}
+		if pos >= len(in) {
+			break
+		}
+	}
+	return nil
+}
+
+// leftContext reports whether re has an assertion that looks at the text
+// before the match position, so that searching a suffix of the input
+// would not give the answer a search of the whole input gives.
+func leftContext(re *regexp.Regexp) bool {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(r *syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		switch r.Op {
+		case syntax.OpBeginLine, syntax.OpBeginText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		}
+		for _, sub := range r.Sub {
+			if walk(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(tree)
 }
 
 // regexMatchDoc builds {match, idx, captures} for the submatch indexes m;

@@ -203,7 +203,7 @@ func parseSetIsSubset(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		}
 		lcode = 17310
 	}
-	return &fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+	return fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 		vals, err := EvalAll(c, args)
 		if err != nil {
 			return bson.RawValue{}, err
@@ -221,7 +221,7 @@ func parseSetIsSubset(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			}
 		}
 		return Bool(true), nil
-	}}, nil
+	}})
 }
 
 // anyAll is $anyElementTrue (stop true) and $allElementsTrue (stop false).

@@ -15,7 +15,10 @@ import (
 // as mongod does.
 func init() {
 	register("$concat", parseConcat)
-	register("$substr", parseSubstrBytes)
+	register("$substr", func(p *Parser, _ string, arg bson.RawValue) (Expr, error) {
+		// $substr is $substrBytes under its old name, messages included.
+		return parseSubstrBytes(p, "$substrBytes", arg)
+	})
 	register("$substrBytes", parseSubstrBytes)
 	register("$substrCP", parseSubstrCP)
 	register("$strLenBytes", parseStrLenBytes)
@@ -50,7 +53,8 @@ func fixedStrOp(n int, fn func(vals []bson.RawValue) (bson.RawValue, error)) par
 		if err != nil {
 			return nil, err
 		}
-		return &strFn{args: args, fn: fn}, nil
+		e := &strFn{args: args, fn: fn}
+		return foldStatic(e, args...)
 	}
 }
 
@@ -61,7 +65,12 @@ func parseConcat(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &strFn{args: args, fn: func(vals []bson.RawValue) (bson.RawValue, error) {
+	return foldStatic(&strFn{args: args, fn: concatValues}, args...)
+}
+
+// concatValues joins the operands of $concat.
+func concatValues(vals []bson.RawValue) (bson.RawValue, error) {
+	{
 		var b strings.Builder
 		for _, v := range vals {
 			if IsNullish(v) {
@@ -76,7 +85,7 @@ func parseConcat(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			}
 		}
 		return String(b.String()), nil
-	}}, nil
+	}
 }
 
 var parseSubstrBytes = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, error) {
@@ -293,7 +302,7 @@ func parseIndexOfBytes(p *Parser, name string, arg bson.RawValue) (Expr, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &indexOfExpr{args: args, cp: false}, nil
+	return foldStatic(&indexOfExpr{args: args, cp: false}, args...)
 }
 
 func parseIndexOfCP(p *Parser, name string, arg bson.RawValue) (Expr, error) {
@@ -301,7 +310,7 @@ func parseIndexOfCP(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &indexOfExpr{args: args, cp: true}, nil
+	return foldStatic(&indexOfExpr{args: args, cp: true}, args...)
 }
 
 // indexOfExpr is $indexOfBytes or $indexOfCP. Operands are evaluated

@@ -57,7 +57,8 @@ func coerceToString(v bson.RawValue) (string, error) {
 	case bson.TypeDecimal128:
 		return v.Decimal128().String(), nil
 	case bson.TypeDateTime:
-		return isoDateZ(v.DateTime()), nil
+		// Years outside 0-9999 fail with 18537, as mongod's formatter does.
+		return formatDate(isoFormatZ, v.DateTime(), utcZone)
 	case bson.TypeTimestamp:
 		t, i := v.Timestamp()
 		return time.Unix(int64(t), 0).UTC().Format("Jan _2 15:04:05") + ":" + strconv.FormatUint(uint64(i), 10), nil

@@ -65,8 +65,8 @@ func parseTrim(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if args["input"] == nil {
 		return nil, mongoerr.Newf(mongoerr.Code(50695), "%s requires an 'input' field", name)
 	}
-	return &trimExpr{name: name, input: args["input"], chars: args["chars"],
-		left: name != "$rtrim", right: name != "$ltrim"}, nil
+	return foldNamed(&trimExpr{name: name, input: args["input"], chars: args["chars"],
+		left: name != "$rtrim", right: name != "$ltrim"}, args)
 }
 
 func (e *trimExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -143,7 +143,7 @@ func parseReplace(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case args["replacement"] == nil:
 		return nil, mongoerr.Newf(mongoerr.Code(51747), "%s requires 'replacement' to be specified", name)
 	}
-	return &replaceExpr{name: name, all: name == "$replaceAll", input: args["input"], find: args["find"], replacement: args["replacement"]}, nil
+	return foldNamed(&replaceExpr{name: name, all: name == "$replaceAll", input: args["input"], find: args["find"], replacement: args["replacement"]}, args)
 }
 
 func (e *replaceExpr) Eval(c *Ctx) (bson.RawValue, error) {

@@ -82,6 +82,7 @@ const (
 	AmbiguousIndexKeyPattern                 Code = 181
 	CursorInUse                              Code = 143
 	UnknownBSONField                         Code = 40415 // IDL: "BSON field '...' is an unknown field."
+	ConversionFailure                        Code = 241
 	ExceededMemoryLimit                      Code = 146
 	InvalidPipelineOperator                  Code = 168
 	CommandNotSupportedOnView                Code = 166
@@ -163,6 +164,7 @@ var names = map[Code]string{
 	ClientMetadataCannotBeMutated:            "ClientMetadataCannotBeMutated",
 	QueryFeatureNotAllowed:                   "QueryFeatureNotAllowed",
 	UnsupportedOpQueryCommand:                "UnsupportedOpQueryCommand",
+	ConversionFailure:                        "ConversionFailure",
 	ExceededMemoryLimit:                      "ExceededMemoryLimit",
 	InvalidPipelineOperator:                  "InvalidPipelineOperator",
 	CommandNotSupportedOnView:                "CommandNotSupportedOnView",

@@ -1,0 +1,162 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// runPipeline runs stages (Extended JSON, one per element) over docs.
+func runPipeline(t *testing.T, docs []bson.Raw, opts Options, stages ...string) ([]bson.Raw, error) {
+	t.Helper()
+	var raws []bson.Raw
+	for _, s := range stages {
+		var d bson.Raw
+		if err := bson.UnmarshalExtJSON([]byte(s), false, &d); err != nil {
+			t.Fatalf("bad stage %s: %v", s, err)
+		}
+		raws = append(raws, d)
+	}
+	opts.Now = time.Now()
+	p, err := Parse(raws, opts)
+	if err != nil {
+		return nil, err
+	}
+	src, err := p.Run(context.Background(), newFakeHost(), NewSliceSource(docs))
+	if err != nil {
+		return nil, err
+	}
+	return drain(context.Background(), src)
+}
+
+func numberedDocs(n int, pad int) []bson.Raw {
+	docs := make([]bson.Raw, n)
+	for i := range docs {
+		d, _ := bson.Marshal(bson.D{{Key: "_id", Value: int32(i)}, {Key: "g", Value: int32(i % 2)}, {Key: "v", Value: int32(i)}, {Key: "s", Value: strings.Repeat("x", pad)}})
+		docs[i] = d
+	}
+	return docs
+}
+
+func wantCode(t *testing.T, err error, code mongoerr.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want code %d", code)
+	}
+	if me := mongoerr.As(err); me.Code != code {
+		t.Fatalf("error %v, want code %d", err, code)
+	}
+}
+
+// TestSetWindowFieldsMemoryLimit checks that a partition larger than
+// Limits.SetWindowFields fails with 5643011, that the same documents in
+// smaller partitions pass, and that a function whose state grows past the
+// limit fails with 5414201.
+func TestSetWindowFieldsMemoryLimit(t *testing.T) {
+	docs := numberedDocs(20, 1000)
+	opts := Options{AllowDiskUse: false, Limits: Limits{SetWindowFields: 12000}}
+	_, err := runPipeline(t, docs, opts, `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v"}}}}`)
+	wantCode(t, err, 5643011)
+
+	opts.Limits.SetWindowFields = 15000
+	out, err := runPipeline(t, docs, opts, `{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"v": 1}, "output": {"s": {"$sum": "$v"}}}}`)
+	if err != nil || len(out) != 20 {
+		t.Fatalf("partitioned: %d docs, %v", len(out), err)
+	}
+
+	_, err = runPipeline(t, docs, opts, `{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"v": 1}, "output": {"p": {"$push": "$s", "window": {"documents": [-9, 9]}}}}}`)
+	wantCode(t, err, 5414201)
+}
+
+// TestSetWindowFieldsSlidingLinear checks that a sliding $sum over a large
+// partition stays linear: doubling the input must not quadruple the time.
+func TestSetWindowFieldsSlidingLinear(t *testing.T) {
+	run := func(n int) time.Duration {
+		docs := numberedDocs(n, 0)
+		start := time.Now()
+		out, err := runPipeline(t, docs, Options{}, `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"documents": [-5000, 5000]}}, "m": {"$max": "$v", "window": {"range": [-3000, 0]}}}}}`)
+		if err != nil || len(out) != n {
+			t.Fatalf("n=%d: %d docs, %v", n, len(out), err)
+		}
+		return time.Since(start)
+	}
+	small, large := run(20000), run(80000)
+	if large > 40*small {
+		t.Fatalf("sliding window not linear: 20k docs %v, 80k docs %v", small, large)
+	}
+}
+
+// TestDensifyDocLimit checks Limits.DensifyDocs (mongod's
+// internalQueryMaxAllowedDensifyDocs): generating more documents fails
+// with 5897900, exactly the limit passes.
+func TestDensifyDocLimit(t *testing.T) {
+	docs := []bson.Raw{mustRaw(bson.D{{Key: "v", Value: int32(0)}}), mustRaw(bson.D{{Key: "v", Value: int32(11)}})}
+	opts := Options{Limits: Limits{DensifyDocs: 10}}
+	out, err := runPipeline(t, docs, opts, `{"$densify": {"field": "v", "range": {"step": 1, "bounds": "full"}}}`)
+	if err != nil || len(out) != 12 {
+		t.Fatalf("at the limit: %d docs, %v", len(out), err)
+	}
+	opts.Limits.DensifyDocs = 9
+	_, err = runPipeline(t, docs, opts, `{"$densify": {"field": "v", "range": {"step": 1, "bounds": "full"}}}`)
+	wantCode(t, err, 5897900)
+
+	// The default limit bounds a huge range.
+	_, err = runPipeline(t, docs[:1], Options{}, `{"$densify": {"field": "v", "range": {"step": {"$numberLong": "1"}, "bounds": [{"$numberLong": "0"}, {"$numberLong": "1000000000000"}]}}}`)
+	wantCode(t, err, 5897900)
+	_, err = runPipeline(t, docs[:1], Options{}, fmt.Sprintf(`{"$densify": {"field": "v", "range": {"step": 1, "bounds": [0, %d]}}}`, DefaultDensifyDocs))
+	if err != nil {
+		t.Fatalf("default limit: %v", err)
+	}
+}
+
+func mustRaw(d bson.D) bson.Raw {
+	b, err := bson.Marshal(d)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestWindowStagesOddInput runs $setWindowFields, $densify and $fill
+// specifications built from odd values over odd documents: each must
+// give a result or a MongoDB error, never a panic.
+func TestWindowStagesOddInput(t *testing.T) {
+	vals := []string{`null`, `1`, `-1`, `0`, `2.5`, `"x"`, `"$a"`, `"unbounded"`, `"current"`, `[]`, `[1]`, `[1, 2]`, `["unbounded", "current"]`, `[-2147483648, 2147483647]`, `{}`, `{"a": 1}`, `{"$date": "2024-01-01T00:00:00Z"}`, `{"$numberDecimal": "1.5"}`, `{"$maxKey": 1}`, `{"$numberDouble": "NaN"}`, `{"$numberLong": "9223372036854775807"}`}
+	docs := []bson.Raw{
+		mustRaw(bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}),
+		mustRaw(bson.D{{Key: "_id", Value: 2}, {Key: "a", Value: bson.A{1, 2}}}),
+		mustRaw(bson.D{{Key: "_id", Value: 3}, {Key: "a", Value: "s"}}),
+		mustRaw(bson.D{{Key: "_id", Value: 4}, {Key: "a", Value: bson.NewDateTimeFromTime(time.Unix(0, 0))}}),
+		mustRaw(bson.D{{Key: "_id", Value: 5}}),
+		mustRaw(bson.D{{Key: "_id", Value: 6}, {Key: "a", Value: 2.5}}),
+	}
+	fns := []string{"$sum", "$avg", "$min", "$max", "$push", "$addToSet", "$first", "$last", "$stdDevPop", "$covarianceSamp", "$count", "$rank", "$shift", "$locf", "$linearFill", "$derivative", "$integral", "$expMovingAvg", "$topN", "$minN"}
+	run := func(stage string) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("panic on %s: %v", stage, r)
+			}
+		}()
+		_, _ = runPipeline(t, docs, Options{}, stage)
+	}
+	for _, v := range vals {
+		for _, fn := range fns {
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": %s}}}}`, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"partitionBy": %s, "sortBy": {"a": 1}, "output": {"o": {"%s": "$a", "window": {"documents": %s}}}}}`, v, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": {"input": "$a", "n": 2, "unit": "day", "output": "$a", "by": 1, "N": 2}, "window": {"range": %s, "unit": "hour"}}}}}`, fn, v))
+			run(fmt.Sprintf(`{"$setWindowFields": {"sortBy": {"a": 1}, "output": {"o": {"%s": {"input": "$a"}, "window": {"range": %s}}}}}`, fn, v))
+		}
+		for _, w := range vals {
+			run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": %s, "bounds": %s}}}`, v, w))
+			run(fmt.Sprintf(`{"$densify": {"field": "a", "partitionByFields": ["_id"], "range": {"step": %s, "unit": "day", "bounds": %s}}}`, v, w))
+			run(fmt.Sprintf(`{"$fill": {"sortBy": {"a": 1}, "partitionBy": %s, "output": {"a": {"method": "linear"}, "b": {"value": %s}}}}`, v, w))
+		}
+		run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": 1, "bounds": [%s, %s]}}}`, v, v))
+	}
+}

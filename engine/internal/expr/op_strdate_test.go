@@ -1,0 +1,107 @@
+package expr_test
+
+import (
+	"math"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/expr"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// evalOn parses the extended JSON expression exprJSON and evaluates it
+// against doc.
+func evalOn(t *testing.T, exprJSON string, doc bson.D) (bson.RawValue, error) {
+	t.Helper()
+	var wrapper bson.Raw
+	if err := bson.UnmarshalExtJSON([]byte(`{"e": `+exprJSON+`}`), false, &wrapper); err != nil {
+		t.Fatalf("bad test expression %s: %v", exprJSON, err)
+	}
+	sc := expr.NewScope()
+	e, err := expr.Parse(wrapper.Lookup("e"), sc)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expr.NewCtx(sc)
+	c.SetRoot(raw)
+	return e.Eval(c)
+}
+
+// TestRegexDivergence pins the documented divergence of compileRegex:
+// PCRE-only syntax fails with 51111 instead of matching.
+func TestRegexDivergence(t *testing.T) {
+	for _, pattern := range []string{`(a)\\1`, `a(?=b)`, `(?<=a)b`, `a++`} {
+		_, err := evalOn(t, `{"$regexMatch": {"input": "$s", "regex": "`+pattern+`"}}`, bson.D{{Key: "s", Value: "aab"}})
+		if !mongoerr.Is(err, 51111) {
+			t.Errorf("%s: got %v, want 51111 (divergence: RE2 syntax)", pattern, err)
+		}
+	}
+}
+
+// TestDateFromStringDivergence pins the documented divergence of
+// parseDateFree: timelib's relative and free-form phrases are refused.
+func TestDateFromStringDivergence(t *testing.T) {
+	for _, s := range []string{"next monday", "+1 week", "2017W05", "20170208"} {
+		_, err := evalOn(t, `{"$dateFromString": {"dateString": "$s"}}`, bson.D{{Key: "s", Value: s}})
+		if !mongoerr.Is(err, mongoerr.ConversionFailure) {
+			t.Errorf("%q: got %v, want ConversionFailure (divergence: free-form dates)", s, err)
+		}
+	}
+}
+
+// TestDateOperatorsExtremes evaluates the date operators on the extreme
+// BSON dates and amounts: each returns a value or a MongoDB error, never
+// panics or hangs.
+func TestDateOperatorsExtremes(t *testing.T) {
+	dates := []bson.DateTime{math.MinInt64, math.MinInt64 + 1, -62135596800001, -1, 0, 253402300800000, math.MaxInt64}
+	exprs := []string{
+		`{"$year": "$d"}`, `{"$isoWeekYear": {"date": "$d", "timezone": "Pacific/Kiritimati"}}`, `{"$week": "$d"}`,
+		`{"$dateToParts": {"date": "$d", "iso8601": true, "timezone": "-23:59"}}`,
+		`{"$dateToString": {"date": "$d", "format": "%G-%V-%u %j %U %z %Z"}}`,
+		`{"$dateAdd": {"startDate": "$d", "unit": "month", "amount": "$n"}}`,
+		`{"$dateAdd": {"startDate": "$d", "unit": "millisecond", "amount": "$n"}}`,
+		`{"$dateSubtract": {"startDate": "$d", "unit": "hour", "amount": "$n", "timezone": "Europe/Paris"}}`,
+		`{"$dateAdd": {"startDate": "$d", "unit": "year", "amount": 584942417, "timezone": "America/New_York"}}`,
+		`{"$dateDiff": {"startDate": "$d", "endDate": {"$toDate": 0}, "unit": "millisecond"}}`,
+		`{"$dateDiff": {"startDate": "$d", "endDate": {"$toDate": 0}, "unit": "week", "timezone": "Asia/Kolkata"}}`,
+		`{"$dateTrunc": {"date": "$d", "unit": "year", "binSize": 100000000000}}`,
+		`{"$dateTrunc": {"date": "$d", "unit": "hour", "binSize": "$n"}}`,
+		`{"$dateFromParts": {"year": 9999, "month": 32767, "day": 32767, "hour": 32767, "second": "$n", "millisecond": "$n"}}`,
+		`{"$dateFromParts": {"isoWeekYear": 1, "isoWeek": -32768, "isoDayOfWeek": -32768, "timezone": "Australia/Lord_Howe"}}`,
+	}
+	for _, d := range dates {
+		for _, n := range []int64{math.MinInt64, -1, 1, math.MaxInt64} {
+			for _, x := range exprs {
+				_, err := evalOn(t, x, bson.D{{Key: "d", Value: d}, {Key: "n", Value: n}})
+				if err != nil {
+					if me := mongoerr.As(err); me.Code == mongoerr.InternalError {
+						t.Errorf("%s on %d, %d: %v", x, d, n, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestStringOperatorsBadUTF8 feeds invalid UTF-8 to the code point
+// operators: they answer or fail with MongoDB's error, never panic.
+func TestStringOperatorsBadUTF8(t *testing.T) {
+	for _, s := range []string{"\xff", "a\xc3", "\x80abc", "\xe2\x82", "é\xf0\x9f"} {
+		for _, x := range []string{
+			`{"$strLenCP": "$s"}`, `{"$substrCP": ["$s", 0, 2]}`, `{"$substrCP": ["$s", 1, 5]}`,
+			`{"$indexOfCP": ["$s", "c", 0, 9]}`, `{"$substrBytes": ["$s", 1, 1]}`,
+			`{"$trim": {"input": "$s", "chars": "$s"}}`, `{"$split": ["$s", "\u00c3"]}`,
+			`{"$regexFindAll": {"input": "$s", "regex": ""}}`, `{"$replaceAll": {"input": "$s", "find": "", "replacement": "x"}}`,
+			`{"$dateFromString": {"dateString": "$s", "onError": null}}`, `{"$toDouble": {"$convert": {"input": "$s", "to": "double", "onError": 0}}}`,
+		} {
+			if _, err := evalOn(t, x, bson.D{{Key: "s", Value: s}}); err != nil && mongoerr.As(err).Code == mongoerr.InternalError {
+				t.Errorf("%s on %q: %v", x, s, err)
+			}
+		}
+	}
+}
