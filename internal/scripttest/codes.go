@@ -65,6 +65,7 @@ var codeNames = map[int32]string{
 	166:   "CommandNotSupportedOnView",
 	167:   "OptionNotSupportedOnView",
 	168:   "InvalidPipelineOperator",
+	241:   "ConversionFailure",
 	171:   "CannotIndexParallelArrays",
 	175:   "QueryPlanKilled",
 	181:   "AmbiguousIndexKeyPattern",

@@ -6,6 +6,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/agg"
+	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -15,24 +17,37 @@ func init() {
 
 // aggregateParams are the fields of an aggregate command.
 type aggregateParams struct {
-	ns        string
-	stages    []bson.Raw
-	haveCur   bool
-	batchSize int64
-	explain   bool
+	db, coll     string // coll "" for {aggregate: 1}
+	stages       []bson.Raw
+	haveCur      bool
+	batchSize    int64
+	explain      bool
+	allowDiskUse *bool
+	hint         bson.RawValue
+	let          bson.Raw // unevaluated: agg evaluates it with the pipeline's scope
+}
+
+// ns returns the aggregated namespace ("db.$cmd.aggregate" for
+// {aggregate: 1}, as mongod's cursors name it).
+func (p *aggregateParams) ns() string {
+	if p.coll == "" {
+		return p.db + ".$cmd.aggregate"
+	}
+	return p.db + "." + p.coll
 }
 
 // parseAggregate parses an aggregate command's fields.
 func parseAggregate(r *Request) (*aggregateParams, error) {
+	p := &aggregateParams{db: r.DB, batchSize: defaultBatchSize}
 	first := r.Body.Index(0).Value()
-	name, ok := first.StringValueOK()
-	if !ok {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "collection-less aggregations ({aggregate: 1}) are not supported yet")
+	if name, ok := first.StringValueOK(); ok {
+		if err := validCollName(r.DB, name); err != nil {
+			return nil, err
+		}
+		p.coll = name
+	} else if n, ok := asFloat(first); !ok || n != 1 {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1")
 	}
-	if err := validCollName(r.DB, name); err != nil {
-		return nil, err
-	}
-	p := &aggregateParams{ns: r.DB + "." + name, batchSize: defaultBatchSize}
 	havePipe := false
 	err := fields("aggregate", r.Body, func(k string, v bson.RawValue) error {
 		var err error
@@ -48,14 +63,26 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 					p.batchSize, err = wantNonNegative("aggregate", "cursor.batchSize", bs)
 				}
 			}
-		case "allowDiskUse", "bypassDocumentValidation":
+		case "allowDiskUse":
+			var b bool
+			b, err = wantBool("aggregate", k, v)
+			p.allowDiskUse = &b
+		case "bypassDocumentValidation":
+			// Accepted: no validators exist yet, so there is nothing to bypass.
 			_, err = wantBool("aggregate", k, v)
 		case "collation":
 			err = checkCollation(v)
 		case "explain":
 			p.explain, err = wantBool("aggregate", k, v)
-		case "hint", "let":
-			return mongoerr.Newf(mongoerr.NotImplemented, "aggregate option '%s' is not supported yet", k)
+		case "hint":
+			if v.Type != bson.TypeString && v.Type != bson.TypeEmbeddedDocument {
+				return mongoerr.New(mongoerr.FailedToParse, "hint must be a string or an object")
+			}
+			p.hint = v
+		case "let":
+			p.let, err = wantDoc("aggregate", k, v)
+		case "fromMongos", "needsMerge", "$_requestReshardingResumeToken", "isMapReduceCommand":
+			_, err = wantBool("aggregate", k, v)
 		default:
 			return errUnknown
 		}
@@ -70,133 +97,73 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 	return p, nil
 }
 
-// aggregatePlan is how an aggregate runs: a stats source stage, or the
-// leading stages as a query followed by an optional final stage.
-type aggregatePlan struct {
-	stats bool   // the pipeline starts with $collStats or $indexStats
-	q     *query // the leading $match/$sort/$skip/$limit
-	tail  func([]bson.Raw) ([]bson.Raw, error)
-}
-
-// plan splits p's pipeline into the query its leading stages form and the
-// stage after them, compiled against the collection as it is now.
-func (p *aggregateParams) plan(r *Request) (*aggregatePlan, error) {
-	stages := p.stages
-	if len(stages) > 0 && isStatsStage(stages[0]) {
-		return &aggregatePlan{stats: true}, nil
+// pipeline parses and optimises p's pipeline for r.
+func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, error) {
+	allow := r.Env.params.Bool("allowDiskUseByDefault")
+	if p.allowDiskUse != nil {
+		allow = *p.allowDiskUse
 	}
-	q := &query{coll: r.Env.Store.Collection(p.ns)}
-	var filter, sortSpec bson.Raw
-	i := 0
-	// Leading stages become one query, in the order MongoDB allows them to
-	// be pushed down: $match, then $sort, then $skip, then $limit.
-	phase := 0
-loop:
-	for ; i < len(stages); i++ {
-		st := stages[i]
-		elems, _ := st.Elements()
-		if len(elems) != 1 {
-			return nil, mongoerr.New(mongoerr.Code(40323), "A pipeline stage specification object must contain exactly one field.")
-		}
-		v := elems[0].Value()
-		switch elems[0].Key() {
-		case "$match":
-			if phase > 0 {
-				break loop
-			}
-			d, ok := v.DocumentOK()
-			if !ok {
-				return nil, mongoerr.New(mongoerr.Code(15959), "the match filter must be an expression in an object")
-			}
-			filter, phase = d, 1
-		case "$sort":
-			if phase > 1 {
-				break loop
-			}
-			d, ok := v.DocumentOK()
-			if !ok {
-				return nil, mongoerr.New(mongoerr.Code(15973), "the $sort key specification must be an object")
-			}
-			sortSpec, phase = d, 2
-		case "$skip":
-			if phase > 2 {
-				break loop
-			}
-			n, ok := asInt(v)
-			if !ok || n < 0 {
-				return nil, mongoerr.New(mongoerr.Code(15956), "invalid argument to $skip stage: Cannot represent as a 64-bit integer")
-			}
-			q.skip, phase = n, 3
-		case "$limit":
-			if phase > 3 {
-				break loop
-			}
-			n, ok := asInt(v)
-			if !ok || n <= 0 {
-				return nil, mongoerr.New(mongoerr.Code(15958), "the limit must be positive")
-			}
-			q.limit, phase = n, 4
-		default:
-			break loop
-		}
-	}
-	if err := q.setFilter(filter, r.matchEnv(nil)); err != nil {
+	pl, err := agg.Parse(p.stages, agg.Options{
+		DB: p.db, Coll: p.coll, Let: p.let, AllowDiskUse: allow,
+		TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
+		Now: r.start, ClusterTime: r.Env.clock.current(), Explain: explain,
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := q.setSort(sortSpec); err != nil {
-		return nil, err
+	if p.coll == "" && pl.NeedsInput() {
+		name := "(empty)"
+		if len(p.stages) > 0 {
+			if e, err := p.stages[0].IndexErr(0); err == nil {
+				name = e.Key()
+			}
+		}
+		return nil, mongoerr.Newf(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '%s'; a collection is required.", name)
 	}
-	ap := &aggregatePlan{q: q}
-	rest := stages[i:]
-	switch {
-	case len(rest) == 0:
-	case len(rest) == 1:
-		t, err := countStage(rest[0])
-		if err != nil {
+	if ns, ok := pl.Writes(); ok {
+		if err := (&aggHost{r: r}).checkTarget(ns); err != nil {
 			return nil, err
 		}
-		ap.tail = t
-	default:
-		return nil, unsupportedStage(rest[0])
 	}
-	return ap, nil
+	return pl, nil
 }
 
-// runAggregate runs the subset of the aggregation framework that drivers
-// use for countDocuments: leading $match, $sort, $skip and $limit stages
-// (executed as a query) followed by $count or a $group on a constant _id
-// with $sum of a constant. Every other stage answers NotImplemented until
-// the aggregation engine exists.
-// https://www.mongodb.com/docs/manual/reference/command/aggregate/
+// query returns the pushed-down query of pl with p's hint.
+func (p *aggregateParams) query(pl *agg.Pipeline) agg.Query {
+	q := pl.Query()
+	if p.hint.Type != 0 {
+		q.Hint = p.hint
+	}
+	return q
+}
+
+// runAggregate runs an aggregation pipeline: its leading $match, $sort,
+// $skip and $limit through the query planner, the other stages in package
+// agg, and returns a cursor.
+// https://www.mongodb.com/docs/v7.0/reference/command/aggregate/
 func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	p, err := parseAggregate(r)
 	if err != nil {
 		return nil, err
 	}
 	if p.explain {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "explain of aggregate is not supported yet")
+		return explainAggregate(ctx, r, p, 0)
 	}
 	if !p.haveCur {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
-	ns, batchSize := p.ns, p.batchSize
-	ap, err := p.plan(r)
+	pl, err := p.pipeline(r, false)
 	if err != nil {
 		return nil, err
 	}
-	if ap.stats {
-		src, err := r.statsSource(ns, p.stages)
-		if err != nil {
-			return nil, err
-		}
-		return openCursor(ctx, r, ns, src, batchSize, false)
-	}
-	src, err := r.findSource(ctx, ap.q, nil)
+	host := &aggHost{r: r}
+	src, err := host.runQuery(ctx, pl, p.ns(), p.query(pl))
 	if err != nil {
 		return nil, err
 	}
-	if ap.tail != nil {
-		var docs []bson.Raw
+	if _, writes := pl.Writes(); writes {
+		// $out and $merge write everything before the reply, whatever
+		// the batch size, and return no documents.
 		for {
 			d, err := src.Next(ctx)
 			if err != nil {
@@ -206,18 +173,113 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 			if d == nil {
 				break
 			}
-			docs = append(docs, d)
 		}
 		src.Close()
-		out, err := ap.tail(docs)
-		if err != nil {
-			return nil, err
-		}
-		src = &sliceSource{docs: out}
+		return cursorReply(0, p.ns(), "firstBatch", nil), nil
 	}
-	return openCursor(ctx, r, ns, src, batchSize, false)
+	if p.batchSize == 0 {
+		// A zero batch opens the cursor without reading anything.
+		c := r.Env.Cursors.add(p.ns(), r.Generic.LSID, src, nil)
+		return cursorReply(c.ID, p.ns(), "firstBatch", nil), nil
+	}
+	return openCursor(ctx, r, p.ns(), src, p.batchSize, false)
 }
 
+// runQuery opens q on ns (nothing for a pipeline that makes its own
+// documents) and runs the rest of pl over it.
+func (h *aggHost) runQuery(ctx context.Context, pl *agg.Pipeline, ns string, q agg.Query) (agg.Source, error) {
+	var in agg.Source
+	if pl.NeedsInput() {
+		var err error
+		if in, err = h.Open(ctx, ns, q); err != nil {
+			return nil, err
+		}
+	}
+	return pl.Run(ctx, h, in)
+}
+
+// queryStages returns q as pipeline stages, for a query on a view: $match
+// (its let values as literals), $sort, $skip, $limit, $sample.
+func queryStages(q agg.Query) []bson.Raw {
+	var out []bson.Raw
+	add := func(name string, v bson.RawValue) {
+		b := expr.NewDocBuilder()
+		b.Append(name, v)
+		out = append(out, b.Doc())
+	}
+	if len(q.Filter) > 5 {
+		f := q.Filter
+		if len(q.Let) > 5 {
+			// The view's pipeline does not define the caller's let
+			// variables: put their values into the filter.
+			f = bindLet(q.Filter, q.Let)
+		}
+		add("$match", expr.Doc(f))
+	}
+	if len(q.Sort) > 5 {
+		add("$sort", expr.Doc(q.Sort))
+	}
+	if q.Skip > 0 {
+		add("$skip", expr.Int64(q.Skip))
+	}
+	if q.Limit > 0 {
+		add("$limit", expr.Int64(q.Limit))
+	}
+	if q.Sample > 0 {
+		b := expr.NewDocBuilder()
+		b.Append("size", expr.Int64(q.Sample))
+		add("$sample", expr.Doc(b.Doc()))
+	}
+	return out
+}
+
+// bindLet replaces "$$name" strings of let variables in filter's $expr
+// operands with {$literal: value}, so that the filter can run where the
+// variables are not defined. Other strings are kept.
+func bindLet(filter, let bson.Raw) bson.Raw {
+	vals := map[string]bson.RawValue{}
+	if elems, err := let.Elements(); err == nil {
+		for _, e := range elems {
+			vals[e.Key()] = e.Value()
+		}
+	}
+	var sub func(v bson.RawValue, depth int) bson.RawValue
+	sub = func(v bson.RawValue, depth int) bson.RawValue {
+		if depth > expr.MaxDepth {
+			return v
+		}
+		switch v.Type {
+		case bson.TypeString:
+			s := v.StringValue()
+			if strings.HasPrefix(s, "$$") {
+				name, rest, _ := strings.Cut(s[2:], ".")
+				if lv, ok := vals[name]; ok && rest == "" {
+					b := expr.NewDocBuilder()
+					b.Append("$literal", lv)
+					return expr.Doc(b.Doc())
+				}
+			}
+		case bson.TypeEmbeddedDocument:
+			b := expr.NewDocBuilder()
+			elems, _ := v.Document().Elements()
+			for _, e := range elems {
+				b.Append(e.Key(), sub(e.Value(), depth+1))
+			}
+			return expr.Doc(b.Doc())
+		case bson.TypeArray:
+			var out []bson.RawValue
+			for _, x := range expr.Values(v) {
+				out = append(out, sub(x, depth+1))
+			}
+			return expr.Array(out)
+		}
+		return v
+	}
+	return sub(expr.Doc(filter), 0).Document()
+}
+
+// unsupportedStage is the error for a stage the engine cannot run where
+// it stands.
 func unsupportedStage(st bson.Raw) error {
 	name := "(empty)"
 	if e, err := st.IndexErr(0); err == nil {
@@ -227,85 +289,4 @@ func unsupportedStage(st bson.Raw) error {
 		return mongoerr.Newf(mongoerr.Code(40324), "Unrecognized pipeline stage name: '%s'", name)
 	}
 	return mongoerr.Newf(mongoerr.NotImplemented, "aggregation stage %s in this position is not supported yet", name)
-}
-
-// countStage compiles a final $count or constant-key $group with $sum
-// accumulators of constants.
-func countStage(st bson.Raw) (func([]bson.Raw) ([]bson.Raw, error), error) {
-	e := st.Index(0)
-	switch e.Key() {
-	case "$count":
-		field, ok := e.Value().StringValueOK()
-		if !ok || field == "" || strings.HasPrefix(field, "$") || strings.Contains(field, ".") {
-			return nil, mongoerr.New(mongoerr.Code(40156), "the count field must be a non-empty string that does not start with $ and does not contain '.'")
-		}
-		return func(docs []bson.Raw) ([]bson.Raw, error) {
-			if len(docs) == 0 {
-				return nil, nil
-			}
-			b, err := bson.Marshal(bson.D{{Key: field, Value: int32OrLong(int64(len(docs)))}})
-			return []bson.Raw{b}, err
-		}, nil
-	case "$group":
-		spec, ok := e.Value().DocumentOK()
-		if !ok {
-			return nil, mongoerr.New(mongoerr.Code(15947), "a group's fields must be specified in an object")
-		}
-		elems, _ := spec.Elements()
-		var id bson.RawValue
-		type acc struct {
-			name string
-			by   float64
-			isF  bool
-			n    int64
-		}
-		var accs []acc
-		for _, f := range elems {
-			if f.Key() == "_id" {
-				id = f.Value()
-				if s, ok := id.StringValueOK(); ok && strings.HasPrefix(s, "$") {
-					return nil, mongoerr.New(mongoerr.NotImplemented, "$group by a field is not supported yet")
-				}
-				if id.Type == bson.TypeEmbeddedDocument || id.Type == bson.TypeArray {
-					return nil, mongoerr.New(mongoerr.NotImplemented, "$group by an expression is not supported yet")
-				}
-				continue
-			}
-			d, ok := f.Value().DocumentOK()
-			if !ok {
-				return nil, mongoerr.Newf(mongoerr.Code(40234), "The field '%s' must be an accumulator object", f.Key())
-			}
-			op := d.Index(0)
-			if op.Key() != "$sum" || !isNumber(op.Value()) {
-				return nil, mongoerr.New(mongoerr.NotImplemented, "$group accumulators other than $sum of a constant are not supported yet")
-			}
-			a := acc{name: f.Key()}
-			if n, ok := asInt(op.Value()); ok && op.Value().Type != bson.TypeDouble {
-				a.n = n
-			} else {
-				a.by, _ = asFloat(op.Value())
-				a.isF = true
-			}
-			accs = append(accs, a)
-		}
-		if id.Type == 0 {
-			return nil, mongoerr.New(mongoerr.Code(15955), "a group specification must include an _id")
-		}
-		return func(docs []bson.Raw) ([]bson.Raw, error) {
-			if len(docs) == 0 {
-				return nil, nil
-			}
-			out := bson.D{{Key: "_id", Value: id}}
-			for _, a := range accs {
-				if a.isF {
-					out = append(out, bson.E{Key: a.name, Value: a.by * float64(len(docs))})
-				} else {
-					out = append(out, bson.E{Key: a.name, Value: int32OrLong(a.n * int64(len(docs)))})
-				}
-			}
-			b, err := bson.Marshal(out)
-			return []bson.Raw{b}, err
-		}, nil
-	}
-	return nil, unsupportedStage(st)
 }

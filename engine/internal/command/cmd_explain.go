@@ -11,7 +11,6 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/plan"
-	"github.com/formworkdb/formwork/engine/internal/update"
 )
 
 func init() {
@@ -58,14 +57,21 @@ func runExplain(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	body := withDB(inner, r.DB)
 	sub := &Request{Env: r.Env, Conn: r.Conn, DB: r.DB, Name: name, Body: body, Generic: r.Generic}
-	var (
-		qp, es bson.D
-	)
+	var sections bson.D
 	switch name {
-	case "find", "count", "distinct", "aggregate":
+	case "find", "count", "distinct":
+		var qp, es bson.D
 		qp, es, err = explainRead(ctx, sub, verb)
+		sections = querySections(qp, es, verb)
+	case "aggregate":
+		var p *aggregateParams
+		if p, err = parseAggregate(sub); err == nil {
+			sections, err = aggregateSections(ctx, sub, p, verb)
+		}
 	case "update", "delete", "findAndModify":
+		var qp, es bson.D
 		qp, es, err = explainWrite(ctx, sub, verb)
+		sections = querySections(qp, es, verb)
 	default:
 		if _, known := table[name]; known {
 			return nil, mongoerr.Newf(mongoerr.IllegalOperation, "Explain failed due to unknown command: %s", name)
@@ -75,6 +81,22 @@ func runExplain(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	return explainReply(r, sections, body), nil
+}
+
+// querySections returns the explain sections of a query: queryPlanner and,
+// from executionStats verbosity on, executionStats.
+func querySections(qp, es bson.D, verb plan.Verbosity) bson.D {
+	out := bson.D{{Key: "explainVersion", Value: "1"}, {Key: "queryPlanner", Value: qp}}
+	if verb >= plan.ExecutionStats {
+		out = append(out, bson.E{Key: "executionStats", Value: es})
+	}
+	return out
+}
+
+// explainReply completes explain's sections with the explained command,
+// serverInfo and serverParameters, as mongod 7.0 replies.
+func explainReply(r *Request, sections bson.D, body bson.Raw) bson.D {
 	host, port := r.Env.Config.Host, 27017
 	if i := strings.LastIndexByte(host, ':'); i > 0 {
 		if p, err := strconv.Atoi(host[i+1:]); err == nil {
@@ -82,10 +104,7 @@ func runExplain(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		host = host[:i]
 	}
-	out := bson.D{{Key: "explainVersion", Value: "1"}, {Key: "queryPlanner", Value: qp}}
-	if verb >= plan.ExecutionStats {
-		out = append(out, bson.E{Key: "executionStats", Value: es})
-	}
+	out := sections
 	sortMem := r.Env.params.Int("internalQueryMaxBlockingSortMemoryUsageBytes")
 	out = append(out,
 		bson.E{Key: "command", Value: body},
@@ -97,14 +116,14 @@ func runExplain(ctx context.Context, r *Request) (bson.D, error) {
 			{Key: "internalQueryFacetBufferSizeBytes", Value: int32(104857600)},
 			{Key: "internalQueryFacetMaxOutputDocSizeBytes", Value: int32(104857600)},
 			{Key: "internalLookupStageIntermediateDocumentMaxSizeBytes", Value: int32(104857600)},
-			{Key: "internalDocumentSourceGroupMaxMemoryBytes", Value: int32(104857600)},
+			{Key: "internalDocumentSourceGroupMaxMemoryBytes", Value: int32(r.Env.params.Int("internalDocumentSourceGroupMaxMemoryBytes"))},
 			{Key: "internalQueryMaxBlockingSortMemoryUsageBytes", Value: int32(sortMem)},
 			{Key: "internalQueryProhibitBlockingMergeOnMongoS", Value: int32(0)},
 			{Key: "internalQueryMaxAddToSetBytes", Value: int32(104857600)},
-			{Key: "internalDocumentSourceSetWindowFieldsMaxMemoryBytes", Value: int32(104857600)},
+			{Key: "internalDocumentSourceSetWindowFieldsMaxMemoryBytes", Value: int32(r.Env.params.Int("internalDocumentSourceSetWindowFieldsMaxMemoryBytes"))},
 		}},
 	)
-	return out, nil
+	return out
 }
 
 // withDB returns the explained command with $db, as explain's "command"
@@ -123,8 +142,7 @@ func withDB(inner bson.Raw, db string) bson.Raw {
 	return d
 }
 
-// explainRead parses and plans a find, count, distinct or aggregate
-// (whose leading $match/$sort/$skip/$limit the query runs), runs the plan
+// explainRead parses and plans a find, count or distinct, runs the plan
 // to the end for executionStats and allPlansExecution, and renders the
 // sections. Nothing is returned to the client but the explain.
 func explainRead(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es bson.D, err error) {
@@ -163,18 +181,7 @@ func readQuery(r *Request) (*query, error) {
 		}
 		return p.query(r)
 	}
-	p, err := parseAggregate(r)
-	if err != nil {
-		return nil, err
-	}
-	ap, err := p.plan(r)
-	if err != nil {
-		return nil, err
-	}
-	if ap.stats {
-		return nil, mongoerr.New(mongoerr.InternalError, "explain: the command planned no query")
-	}
-	return ap.q, nil
+	return nil, mongoerr.Newf(mongoerr.InternalError, "explain: %s is not a query", r.Name)
 }
 
 // explainQuery plans q afresh on a snapshot and renders the sections.
@@ -212,7 +219,7 @@ func explainQuery(ctx context.Context, r *Request, q *query, verb plan.Verbosity
 // writeExplain is the first statement of an explained write, planned.
 type writeExplain struct {
 	q           *query
-	u           *update.Update // nil for a delete
+	u           updater // nil for a delete
 	upsert, del bool
 }
 
@@ -254,7 +261,7 @@ func explainWrite(ctx context.Context, r *Request, verb plan.Verbosity) (qp, es 
 		matched++
 		if upd != nil {
 			_, pos := q.filter.MatchPos(doc)
-			if _, changed, err := upd.Apply(doc, pos, now); err != nil {
+			if _, changed, err := upd.apply(ctx, doc, pos, now); err != nil {
 				return nil, nil, err
 			} else if changed {
 				modified++
@@ -305,7 +312,7 @@ func parseWriteExplain(r *Request) (*writeExplain, error) {
 		if err != nil {
 			return nil, err
 		}
-		u, err := update.Compile(st.u, st.arrayFilters)
+		u, err := compileUpdate(st.u, st.arrayFilters, b.let, r.start, r.Env.clock.current())
 		return &writeExplain{q: q, u: u, upsert: st.upsert}, err
 	}
 	p, err := parseFindAndModify(r)

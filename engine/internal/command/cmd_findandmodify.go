@@ -10,7 +10,6 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/projection"
 	"github.com/formworkdb/formwork/engine/internal/storage"
-	"github.com/formworkdb/formwork/engine/internal/update"
 )
 
 func init() {
@@ -27,7 +26,7 @@ type findAndModifyParams struct {
 	remove, returnNew, upsert    bool
 	hint                         bson.RawValue
 	let                          bson.Raw               // evaluated
-	u                            *update.Update         // nil for remove
+	u                            updater                // nil for remove
 	proj                         *projection.Projection // nil for none
 }
 
@@ -93,7 +92,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		return nil, err
 	}
 	if !p.remove {
-		if p.u, err = update.Compile(p.upd, p.arrayFilters); err != nil {
+		if p.u, err = compileUpdate(p.upd, p.arrayFilters, p.let, r.start, r.Env.clock.current()); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +165,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			value = found.doc
 			leo = bson.D{{Key: "n", Value: int32(1)}}
 		case found != nil:
-			out, _, err := applyUpdate(w, q, u, *found, now)
+			out, _, err := applyUpdate(ctx, w, q, u, *found, now)
 			if err != nil {
 				return err
 			}
@@ -176,7 +175,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			leo = bson.D{{Key: "n", Value: int32(1)}, {Key: "updatedExisting", Value: true}}
 		case upsert:
-			doc, err := insertUpsert(w, ns, u, filter, now)
+			doc, err := insertUpsert(ctx, w, ns, u, filter, now)
 			if err != nil {
 				return err
 			}

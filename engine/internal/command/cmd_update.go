@@ -9,7 +9,6 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
-	"github.com/formworkdb/formwork/engine/internal/update"
 	"github.com/formworkdb/formwork/engine/internal/wire"
 )
 
@@ -25,6 +24,7 @@ type updateStmt struct {
 	multi        bool
 	arrayFilters []bson.Raw
 	hint         bson.RawValue
+	c            bson.Raw // constants of a pipeline update, read as $$name
 }
 
 // parseUpdateStmt parses one entry of an update command's updates array.
@@ -58,7 +58,7 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "c":
-			return s, mongoerr.New(mongoerr.NotImplemented, "update constants ('c') require pipeline updates, which are not supported yet")
+			s.c, err = wantDoc("update.updates", k, v)
 		case "upsertSupplied":
 		default:
 			return s, mongoerr.UnknownField("update.updates", k)
@@ -127,18 +127,24 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 
 // updateOne runs statement i, adding its counts to res.
 func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, st updateStmt, let bson.Raw, res *writeResult) error {
-	u, err := update.Compile(st.u, st.arrayFilters)
+	now := time.Now()
+	if st.c != nil {
+		if st.u.Type != bson.TypeArray {
+			return mongoerr.New(mongoerr.Code(51198), "Constant values may only be specified for pipeline updates")
+		}
+		let = mergeLet(let, st.c)
+	}
+	u, err := compileUpdate(st.u, st.arrayFilters, let, r.start, r.Env.clock.current())
 	if err != nil {
 		return err
 	}
-	if st.multi && u.IsReplacement() {
+	if st.multi && u.isReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
 	q, err := st.query(w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	if q.coll != nil {
 		rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 		if err != nil {
@@ -155,7 +161,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 				break
 			}
 			matched = true
-			_, changed, err := applyUpdate(w, q, u, row, now)
+			_, changed, err := applyUpdate(ctx, w, q, u, row, now)
 			if err != nil {
 				return err
 			}
@@ -171,7 +177,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if !st.upsert {
 		return nil
 	}
-	doc, err := insertUpsert(w, ns, u, st.q, now)
+	doc, err := insertUpsert(ctx, w, ns, u, st.q, now)
 	if err != nil {
 		return err
 	}
@@ -183,9 +189,9 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 // applyUpdate applies u to one row and stages the new document unless
 // the update left it unchanged (a no-op is not written). It returns the
 // document after the update.
-func applyUpdate(w *storage.Writer, q *query, u *update.Update, row row, now time.Time) (bson.Raw, bool, error) {
+func applyUpdate(ctx context.Context, w *storage.Writer, q *query, u updater, row row, now time.Time) (bson.Raw, bool, error) {
 	_, pos := q.filter.MatchPos(row.doc)
-	out, changed, err := u.Apply(row.doc, pos, now)
+	out, changed, err := u.apply(ctx, row.doc, pos, now)
 	if err != nil || !changed {
 		return out, false, err
 	}
@@ -197,8 +203,8 @@ func applyUpdate(w *storage.Writer, q *query, u *update.Update, row row, now tim
 
 // insertUpsert builds the document an upsert inserts when nothing matched
 // filter, and stages it, creating the collection if needed.
-func insertUpsert(w *storage.Writer, ns string, u *update.Update, filter bson.Raw, now time.Time) (bson.Raw, error) {
-	doc, err := u.Upsert(filter, now)
+func insertUpsert(ctx context.Context, w *storage.Writer, ns string, u updater, filter bson.Raw, now time.Time) (bson.Raw, error) {
+	doc, err := u.upsert(ctx, filter, now)
 	if err != nil {
 		return nil, err
 	}

@@ -71,3 +71,28 @@ func (r *Request) matchEnv(let bson.Raw) match.Env {
 func (r *Request) parseLet(cmd string, v bson.RawValue) (bson.Raw, error) {
 	return evalLet(cmd, v, r.matchEnv(nil))
 }
+
+// mergeLet returns let with the statement constants c added (a constant
+// shadows a let variable of the same name).
+func mergeLet(let, c bson.Raw) bson.Raw {
+	out := expr.NewDocBuilder()
+	seen := map[string]bool{}
+	if elems, err := c.Elements(); err == nil {
+		for _, e := range elems {
+			seen[e.Key()] = true
+		}
+	}
+	if elems, err := let.Elements(); err == nil {
+		for _, e := range elems {
+			if !seen[e.Key()] {
+				out.Append(e.Key(), e.Value())
+			}
+		}
+	}
+	if elems, err := c.Elements(); err == nil {
+		for _, e := range elems {
+			out.Append(e.Key(), e.Value())
+		}
+	}
+	return out.Doc()
+}

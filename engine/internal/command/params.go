@@ -33,12 +33,22 @@ func newParameters() *parameters {
 			"notablescan":                                  false,
 			"requireApiVersion":                            false,
 			"transactionLifetimeLimitSeconds":              int32(60),
+			// Memory limits of the aggregation stages (agg.Limits).
+			"internalDocumentSourceGroupMaxMemoryBytes":           int64(100 * 1024 * 1024),
+			"internalDocumentSourceBucketAutoMaxMemoryBytes":      int64(100 * 1024 * 1024),
+			"internalDocumentSourceSetWindowFieldsMaxMemoryBytes": int64(100 * 1024 * 1024),
+			"internalDocumentSourceGraphLookupMaxMemoryBytes":     int64(100 * 1024 * 1024),
+			"internalQueryMaxAllowedDensifyDocs":                  int32(500000),
 		},
 		settable: map[string]bool{
 			"internalQueryMaxBlockingSortMemoryUsageBytes": true,
 			"allowDiskUseByDefault":                        true,
 			"logLevel":                                     true,
 			"quiet":                                        true,
+			"internalDocumentSourceGroupMaxMemoryBytes":           true,
+			"internalDocumentSourceBucketAutoMaxMemoryBytes":      true,
+			"internalDocumentSourceSetWindowFieldsMaxMemoryBytes": true,
+			"internalDocumentSourceGraphLookupMaxMemoryBytes":     true,
 		},
 	}
 }

@@ -247,9 +247,14 @@ type docSource struct {
 	proj *projection.Projection
 	f    *match.Filter
 	snap *storage.Snapshot
+	// closed makes Close idempotent and Next after Close the end.
+	closed bool
 }
 
 func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
+	if d.closed {
+		return nil, nil
+	}
 	r, ok, err := d.rows.next(ctx)
 	if err != nil || !ok {
 		return nil, err
@@ -269,6 +274,10 @@ func (d *docSource) attach(op *opState) {
 }
 
 func (d *docSource) Close() {
+	if d.closed {
+		return
+	}
+	d.closed = true
 	d.rows.close()
 	if d.snap != nil {
 		d.snap.Close()

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -513,4 +514,29 @@ func examined(s stage) (keys, docs int64) {
 		return t.keys, t.docs
 	}
 	return 0, 0
+}
+
+// CacheEntry describes one cached plan choice ($planCacheStats).
+type CacheEntry struct {
+	QueryHash, PlanCacheKey string
+	// Plan is the cached winner's identity (its stages and indexes).
+	Plan  string
+	Works int64
+}
+
+// CacheEntries returns the cached plans of ns for the collection
+// definition c, ordered by query hash. It is safe for concurrent use.
+func (p *Planner) CacheEntries(ns string, c *storage.Collection) []CacheEntry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc := p.cache[ns]
+	if cc == nil || cc.coll != c {
+		return nil
+	}
+	out := make([]CacheEntry, 0, len(cc.entries))
+	for shape, e := range cc.entries {
+		out = append(out, CacheEntry{QueryHash: shapeHash(shape), PlanCacheKey: shapeHash(ns, shape), Plan: e.id, Works: e.works})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PlanCacheKey < out[j].PlanCacheKey })
+	return out
 }
