@@ -83,6 +83,9 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Env.view(p.ns) != nil {
+		return r.countOnView(ctx, p)
+	}
 	q, err := p.query(r)
 	if err != nil {
 		return nil, err
@@ -182,6 +185,9 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 	p, err := parseDistinct(r)
 	if err != nil {
 		return nil, err
+	}
+	if r.Env.view(p.ns) != nil {
+		return r.distinctOnView(ctx, p)
 	}
 	q, err := p.query(r)
 	if err != nil {

@@ -26,7 +26,12 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
-	var opts bson.D
+	var (
+		opts               bson.D
+		viewOn             string
+		pipeline           []bson.Raw
+		haveView, havePipe bool
+	)
 	err = fields("create", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
 		case "storageEngine", "indexOptionDefaults":
@@ -66,8 +71,18 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
 		case "timeseries", "expireAfterSeconds":
 			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
-		case "viewOn", "pipeline":
-			return mongoerr.Newf(mongoerr.NotImplemented, "views ('%s') are not supported yet", k)
+		case "viewOn":
+			s, err := wantString("create", k, v)
+			if err != nil {
+				return err
+			}
+			viewOn, haveView = s, true
+		case "pipeline":
+			stages, err := docArray("create", k, v)
+			if err != nil {
+				return err
+			}
+			pipeline, havePipe = stages, true
 		case "clusteredIndex":
 			return mongoerr.New(mongoerr.NotImplemented, "clustered collections are not supported yet")
 		case "encryptedFields":
@@ -81,6 +96,14 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if havePipe && !haveView {
+		return nil, mongoerr.New(mongoerr.BadValue, "'pipeline' requires 'viewOn' to also be specified")
+	}
+	if haveView {
+		if opts, err = r.viewOptions(name, viewOn, pipeline, opts); err != nil {
+			return nil, err
+		}
 	}
 	var raw bson.Raw
 	if len(opts) > 0 {

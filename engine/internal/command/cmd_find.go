@@ -123,6 +123,9 @@ func runFind(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Env.view(p.ns) != nil {
+		return r.findOnView(ctx, p)
+	}
 	q, proj, err := p.query(r)
 	if err != nil {
 		return nil, err

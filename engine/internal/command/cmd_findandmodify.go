@@ -38,6 +38,9 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		return nil, err
 	}
 	p := &findAndModifyParams{ns: r.DB + "." + name}
+	if err := r.Env.notOnView(r.Name, p.ns); err != nil {
+		return nil, err
+	}
 	err = fields("findAndModify", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {

@@ -30,6 +30,9 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Env.notOnView(r.Name, r.DB+"."+name); err != nil {
+		return nil, err
+	}
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
@@ -165,6 +168,9 @@ func runListIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Env.notOnView(r.Name, r.DB+"."+name); err != nil {
+		return nil, err
+	}
 	var batchSize int64 = defaultBatchSize
 	err = fields("listIndexes", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
@@ -204,6 +210,9 @@ func runListIndexes(ctx context.Context, r *Request) (bson.D, error) {
 func runDropIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	name, err := collectionName(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Env.notOnView(r.Name, r.DB+"."+name); err != nil {
 		return nil, err
 	}
 	var target bson.RawValue

@@ -63,6 +63,14 @@ func runListCollections(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 func collectionInfo(c *storage.Collection, nameOnly bool) bson.Raw {
+	if viewOf(c) != nil {
+		d := bson.D{{Key: "name", Value: c.Name}, {Key: "type", Value: "view"}}
+		if !nameOnly {
+			d = append(d, bson.E{Key: "options", Value: c.Options}, bson.E{Key: "info", Value: bson.D{{Key: "readOnly", Value: true}}})
+		}
+		b, _ := bson.Marshal(d)
+		return b
+	}
 	d := bson.D{{Key: "name", Value: c.Name}, {Key: "type", Value: "collection"}}
 	if !nameOnly {
 		d = append(d,

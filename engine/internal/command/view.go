@@ -3,6 +3,7 @@ package command
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/agg"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -53,4 +54,33 @@ func (e *Env) notOnView(cmd, ns string) error {
 		return errOnView(cmd, ns)
 	}
 	return nil
+}
+
+// viewOptions validates a view definition (create with viewOn) and
+// returns the catalog options that hold it: viewOn and pipeline. The
+// pipeline must parse and may not write ($out, $merge); a view cannot
+// carry collection options.
+// https://www.mongodb.com/docs/v7.0/reference/command/create/#std-label-create-view
+func (r *Request) viewOptions(name, viewOn string, pipeline []bson.Raw, other bson.D) (bson.D, error) {
+	if viewOn == "" {
+		return nil, mongoerr.New(mongoerr.BadValue, "'viewOn' cannot be empty")
+	}
+	if len(other) > 0 {
+		return nil, mongoerr.Newf(mongoerr.InvalidOptions, "option '%s' is not supported when creating a view", other[0].Key)
+	}
+	if err := validCollName(r.DB, viewOn); err != nil {
+		return nil, err
+	}
+	pl, err := agg.Parse(pipeline, agg.Options{DB: r.DB, Coll: viewOn, Now: r.start})
+	if err != nil {
+		return nil, err
+	}
+	if _, writes := pl.Writes(); writes {
+		return nil, mongoerr.New(mongoerr.OptionNotSupportedOnView, "$out and $merge stages are not allowed in a view definition")
+	}
+	arr := bson.A{}
+	for _, s := range pipeline {
+		arr = append(arr, s)
+	}
+	return bson.D{{Key: "viewOn", Value: viewOn}, {Key: "pipeline", Value: arr}}, nil
 }

@@ -259,6 +259,9 @@ func parseWriteBatch(r *Request, items string) (writeBatch, error) {
 		return b, err
 	}
 	b.coll = name
+	if err := r.Env.notOnView(r.Name, r.DB+"."+name); err != nil {
+		return b, err
+	}
 	have := false
 	err = fields(r.Name, r.Body, func(k string, v bson.RawValue) error {
 		var err error
