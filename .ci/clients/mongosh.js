@@ -24,6 +24,13 @@ check(db.people.countDocuments({}) === 3, "countDocuments after delete");
 check(db.people.countDocuments({ age: { $gte: 45 } }) === 2, "countDocuments with filter");
 const names = db.getCollectionNames();
 check(names.length === 1 && names[0] === "people", "collections: " + JSON.stringify(names));
+const agg = db.people.aggregate([
+  { $match: { age: { $gte: 40 } } },
+  { $group: { _id: null, total: { $sum: "$age" }, n: { $sum: 1 } } },
+]).toArray();
+check(agg.length === 1 && agg[0].total === 117 && agg[0].n === 2, "aggregate $group: " + JSON.stringify(agg));
+const sorted = db.people.aggregate([{ $project: { name: 1, _id: 0 } }, { $sort: { name: 1 } }], { batchSize: 1 }).toArray();
+check(sorted.map(d => d.name).join(",") === "ada,edsger,grace", "aggregate $project/$sort with getMore: " + JSON.stringify(sorted));
 let dup = false;
 try { db.people.insertOne({ _id: 2 }); } catch (e) { dup = e.code === 11000; }
 check(dup, "duplicate key error code 11000");

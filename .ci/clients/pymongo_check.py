@@ -36,6 +36,14 @@ check(people.delete_one({"name": "alan"}).deleted_count == 1, "delete_one")
 check(people.count_documents({}) == 3, "count_documents")
 check(people.count_documents({"age": {"$gte": 45}}) == 2, "count_documents with filter")
 check(db.list_collection_names() == ["people"], "list_collection_names")
+agg = list(people.aggregate([
+    {"$match": {"age": {"$gte": 40}}},
+    {"$group": {"_id": None, "total": {"$sum": "$age"}, "n": {"$sum": 1}}},
+]))
+check(agg == [{"_id": None, "total": 117, "n": 2}], "aggregate $group: %r" % agg)
+names_sorted = [d["name"] for d in people.aggregate(
+    [{"$project": {"name": 1, "_id": 0}}, {"$sort": {"name": 1}}], batchSize=1)]
+check(names_sorted == ["ada", "edsger", "grace"], "aggregate $project/$sort with getMore: %r" % names_sorted)
 try:
     people.insert_one({"_id": 2})
     check(False, "duplicate insert accepted")
