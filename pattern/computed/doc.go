@@ -44,16 +44,15 @@
 //
 // # Recompute
 //
-// Verify and Repair recompute totals from the source collection. With an
-// aggregation engine this is one pipeline, $group by the parent field
-// then $merge into the parents with whenMatched "merge" and
-// whenNotMatched "discard" (plus a reset of parents that have no source
-// document left, which $group cannot produce). The embedded engine has no
-// $group by field yet, so this package reads: Verify streams every source
-// document once and sums per parent in memory (memory grows with the
-// number of parents), and Recompute reads one parent's sources through the
-// {<Parent>: 1} index. Replace both with $group + $merge when aggregation
-// exists.
+// Verify, Repair and Recompute recompute totals from the source
+// collection on the server: a $group by the parent field (Verify, over
+// all sources) or a $match on one parent through the {<Parent>: 1} index
+// followed by $group (Recompute). Verify then compares the groups with
+// the parents, keeping one total per parent in memory.
+//
+// Recompute does not write with $merge: its compare-and-set needs to know
+// whether the stored total was still the one it read, which $merge does
+// not report; it writes with an updateOne filtered on that total.
 //
 // Recompute writes with a compare-and-set: it reads the stored total
 // first, sums the sources, and sets the new total only if the stored one

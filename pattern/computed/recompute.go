@@ -34,9 +34,8 @@ type Report struct {
 // there, by compare-and-set against the total read before the sum, so a
 // concurrent $inc is never overwritten (Recompute retries instead). Source
 // documents whose value is not a number count but add nothing, as $sum
-// does. It wraps ErrParentNotFound and ErrContention.
-//
-// To be replaced by one $group + $merge pipeline when aggregation exists.
+// does. The sum runs on the server ($match + $group). It wraps
+// ErrParentNotFound and ErrContention.
 func (m *Mean) Recompute(ctx context.Context, parent any) (Total, error) {
 	t, err := m.recompute(ctx, parent)
 	if err != nil {
@@ -79,32 +78,54 @@ func (m *Mean) recompute(ctx context.Context, parent any) (Total, error) {
 	return Total{}, ErrContention
 }
 
-// scanOne sums the sources of one parent.
+// scanOne sums the sources of one parent on the server: $match on the
+// parent field (through the {<Parent>: 1} index), then $group.
 func (m *Mean) scanOne(ctx context.Context, parent any) (number, int64, error) {
-	cur, err := m.sources.Find(ctx, bson.D{{Key: m.cfg.Parent, Value: parent}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: m.cfg.Value, Value: 1}}))
-	if err != nil {
-		return number{}, 0, err
-	}
-	defer cur.Close(ctx)
 	var sum number
 	var count int64
-	for cur.Next(ctx) {
-		count++
-		if v, ok := numberOf(cur.Current.Lookup(m.cfg.Value)); ok {
-			sum = sum.add(v)
-		}
+	err := m.group(ctx, bson.D{{Key: m.cfg.Parent, Value: parent}}, nil, func(_ bson.RawValue, r running) {
+		sum, count = r.sum, r.count
+	})
+	return sum, count, err
+}
+
+// group runs {$match: match}, {$group: {_id: by, count: {$sum: 1}, sum:
+// {$sum: "$<Value>"}}} on the sources and calls fn with each group. by
+// nil groups everything into one. A sum that is not an int32, int64 or
+// double (a Decimal128 source) counts as zero, as numberOf reads it.
+func (m *Mean) group(ctx context.Context, match bson.D, by any, fn func(id bson.RawValue, r running)) error {
+	cur, err := m.sources.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: match}},
+		{{Key: "$group", Value: bson.D{
+			{Key: "_id", Value: by},
+			{Key: "count", Value: bson.D{{Key: "$sum", Value: 1}}},
+			{Key: "sum", Value: bson.D{{Key: "$sum", Value: "$" + m.cfg.Value}}},
+		}}},
+	})
+	if err != nil {
+		return err
 	}
-	return sum, count, cur.Err()
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var r running
+		c := cur.Current.Lookup("count")
+		if n, ok := numberOf(c); ok && !n.isFloat {
+			r.count = n.i
+		}
+		r.sum, _ = numberOf(cur.Current.Lookup("sum"))
+		id := cur.Current.Lookup("_id")
+		id.Value = append([]byte(nil), id.Value...) // Current is reused by Next
+		fn(id, r)
+	}
+	return cur.Err()
 }
 
 // Verify recomputes every parent's total from the source collection and
 // reports the parents whose stored total differs (a parent with no
-// sources must hold zero). It reads each source document once and keeps
-// one running total per parent in memory; it writes nothing. Totals being
-// updated while Verify runs may be reported.
-//
-// To be replaced by $group (+ a comparison) when aggregation exists.
+// sources must hold zero). The server sums the sources per parent with
+// one $group; Verify keeps one total per parent in memory and compares
+// them with the parents; it writes nothing. Totals being updated while
+// Verify runs may be reported.
 func (m *Mean) Verify(ctx context.Context) (Report, error) {
 	rep, err := m.verify(ctx)
 	if err != nil {
@@ -142,29 +163,10 @@ type running struct {
 func (m *Mean) verify(ctx context.Context) (Report, error) {
 	var rep Report
 	totals := map[string]*running{}
-	cur, err := m.sources.Find(ctx, bson.D{},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: m.cfg.Parent, Value: 1}, {Key: m.cfg.Value, Value: 1}}))
-	if err != nil {
-		return rep, err
-	}
-	for cur.Next(ctx) {
-		p, err := cur.Current.LookupErr(m.cfg.Parent)
-		if err != nil {
-			continue // not a source of any parent
-		}
-		k := parentKey(p)
-		r := totals[k]
-		if r == nil {
-			r = &running{}
-			totals[k] = r
-		}
-		r.count++
-		if v, ok := numberOf(cur.Current.Lookup(m.cfg.Value)); ok {
-			r.sum = r.sum.add(v)
-		}
-	}
-	err = cur.Err()
-	cur.Close(ctx)
+	// Sum per parent on the server; a source without the parent field is
+	// no parent's source.
+	err := m.group(ctx, bson.D{{Key: m.cfg.Parent, Value: bson.D{{Key: "$exists", Value: true}}}}, "$"+m.cfg.Parent,
+		func(id bson.RawValue, r running) { totals[parentKey(id)] = &r })
 	if err != nil {
 		return rep, err
 	}
