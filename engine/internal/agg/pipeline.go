@@ -134,6 +134,12 @@ func parseStages(pc *parseCtx, raws []bson.Raw) ([]stage, error) {
 		if err := checkPosition(pc, def.flags, name, i, len(raws)); err != nil {
 			return nil, err
 		}
+		if ex, ok := st.(expander); ok {
+			// A stage mongod desugars ($setWindowFields, $densify, $fill)
+			// runs as the stages it stands for.
+			out = append(out, ex.expand()...)
+			continue
+		}
 		out = append(out, st)
 	}
 	return out, nil

@@ -46,6 +46,7 @@ type stageSetWindowFields struct {
 	sortBy  *winSort
 	outputs []winOutput
 	setter  *projection // $addFields of the outputs from their slots
+	outSpec bson.Raw    // the output specification, for explain
 	reads   expr.Deps
 }
 
@@ -119,6 +120,7 @@ func parseSetWindowFields(pc *parseCtx, spec bson.RawValue) (stage, error) {
 		}
 		s.reads.Paths = append(s.reads.Paths, s.sortBy.paths...)
 	}
+	s.outSpec = output.Document()
 	if err := s.parseOutputs(pc, output.Document()); err != nil {
 		return nil, err
 	}

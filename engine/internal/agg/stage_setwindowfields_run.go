@@ -10,21 +10,68 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
+// expander is a stage that mongod desugars into several stages; the
+// pipeline parser puts those in its place, so that explain shows them
+// and a leading $sort can be pushed to the query layer.
+type expander interface {
+	expand() []stage
+}
+
+// expand returns the stages $setWindowFields stands for: [$addFields of
+// the partition key], [$sort], $_internalSetWindowFields, [$unset].
+func (s *stageSetWindowFields) expand() []stage {
+	out := append([]stage(nil), s.pre...)
+	out = append(out, &stageWinInternal{s: s})
+	if s.post != nil {
+		out = append(out, s.post)
+	}
+	return out
+}
+
 func (s *stageSetWindowFields) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
+	return openChain(ctx, rc, in, s.expand())
+}
+
+// openChain opens stages one after the other over in.
+func openChain(ctx context.Context, rc *runCtx, in Source, stages []stage) (Source, error) {
 	src := in
-	for _, st := range s.pre {
+	for _, st := range stages {
 		next, err := st.open(ctx, rc, src)
 		if err != nil {
 			return nil, err
 		}
 		src = next
 	}
-	w := &winRun{s: s, in: src, ctx: rc.exprCtx(), mem: &winMemory{limit: limit(rc.opts.Limits.SetWindowFields)}, st: rc.st}
-	var out Source = &funcSource{next: w.next, close: src.Close}
-	if s.post != nil {
-		return s.post.open(ctx, rc, out)
+	return src, nil
+}
+
+// stageWinInternal is $_internalSetWindowFields: the window computation
+// over input already sorted by partition and sortBy.
+type stageWinInternal struct {
+	s *stageSetWindowFields
+}
+
+func (w *stageWinInternal) name() string { return "$_internalSetWindowFields" }
+
+func (w *stageWinInternal) explain() bson.D {
+	d := bson.D{}
+	if w.s.partKey != nil {
+		if p, ok := expr.FieldPath(w.s.partKey); ok {
+			d = append(d, bson.E{Key: "partitionBy", Value: "$" + p})
+		}
 	}
-	return out, nil
+	if w.s.sortBy != nil {
+		d = append(d, bson.E{Key: "sortBy", Value: w.s.sortBy.spec})
+	}
+	d = append(d, bson.E{Key: "output", Value: w.s.outSpec})
+	return bson.D{{Key: "$_internalSetWindowFields", Value: d}}
+}
+
+func (w *stageWinInternal) deps(d *depSet) bool { return w.s.deps(d) }
+
+func (w *stageWinInternal) open(_ context.Context, rc *runCtx, in Source) (Source, error) {
+	r := &winRun{s: w.s, in: in, ctx: rc.exprCtx(), mem: &winMemory{limit: limit(rc.opts.Limits.SetWindowFields)}, st: rc.st}
+	return &funcSource{next: r.next, close: in.Close}, nil
 }
 
 // winRun is one run of $setWindowFields over sorted input: it buffers a

@@ -24,15 +24,12 @@ func runPipeline(t *testing.T, docs []bson.Raw, opts Options, stages ...string) 
 		raws = append(raws, d)
 	}
 	opts.Now = time.Now()
-	p, err := Parse(raws, opts)
-	if err != nil {
-		return nil, err
-	}
-	src, err := p.Run(context.Background(), newFakeHost(), NewSliceSource(docs))
-	if err != nil {
-		return nil, err
-	}
-	return drain(context.Background(), src)
+	opts.DB, opts.Coll = testDB, "c"
+	host := newFakeHost()
+	// Insert checks duplicate keys in quadratic time; large inputs go in
+	// directly.
+	host.colls[nsOf(testDB, "c")] = docs
+	return runAggregate(context.Background(), host, raws, opts)
 }
 
 func numberedDocs(n int, pad int) []bson.Raw {
@@ -158,5 +155,52 @@ func TestWindowStagesOddInput(t *testing.T) {
 			run(fmt.Sprintf(`{"$fill": {"sortBy": {"a": 1}, "partitionBy": %s, "output": {"a": {"method": "linear"}, "b": {"value": %s}}}}`, v, w))
 		}
 		run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": 1, "bounds": [%s, %s]}}}`, v, v))
+	}
+}
+
+// TestWindowStagesExpand checks that $setWindowFields, $densify and $fill
+// run as the stages mongod desugars them into, which explain shows (a
+// leading $sort goes to the query layer).
+func TestWindowStagesExpand(t *testing.T) {
+	cases := []struct {
+		stage string
+		want  []string
+		sort  string
+	}{
+		{`{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"t": 1}, "output": {"s": {"$sum": 1}}}}`, []string{"$_internalSetWindowFields"}, `{"g": 1, "t": 1}`},
+		{`{"$setWindowFields": {"partitionBy": {"$toUpper": "$g"}, "output": {"s": {"$sum": 1}}}}`, []string{"$addFields", "$sort", "$_internalSetWindowFields", "$project"}, ``},
+		{`{"$setWindowFields": {"output": {"s": {"$sum": 1}}}}`, []string{"$_internalSetWindowFields"}, ``},
+		{`{"$densify": {"field": "v", "partitionByFields": ["g"], "range": {"step": 1, "bounds": "partition"}}}`, []string{"$_internalDensify"}, `{"g": 1, "v": 1}`},
+		{`{"$fill": {"sortBy": {"t": 1}, "output": {"v": {"method": "locf"}, "w": {"value": 0}}}}`, []string{"$_internalSetWindowFields", "$addFields"}, `{"t": 1}`},
+	}
+	for _, c := range cases {
+		var d bson.Raw
+		if err := bson.UnmarshalExtJSON([]byte(c.stage), false, &d); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse([]bson.Raw{d}, Options{DB: testDB, Coll: "c"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.stage, err)
+		}
+		var names []string
+		for _, e := range p.Explain() {
+			names = append(names, e.Index(0).Key())
+		}
+		if fmt.Sprint(names) != fmt.Sprint(c.want) {
+			t.Errorf("%s: stages %v, want %v", c.stage, names, c.want)
+		}
+		got := ""
+		if p.Query().Sort != nil {
+			got = p.Query().Sort.String()
+		}
+		want := ""
+		if c.sort != "" {
+			var s bson.Raw
+			_ = bson.UnmarshalExtJSON([]byte(c.sort), false, &s)
+			want = s.String()
+		}
+		if got != want {
+			t.Errorf("%s: query sort %s, want %s", c.stage, got, want)
+		}
 	}
 }
