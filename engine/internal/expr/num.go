@@ -574,10 +574,12 @@ func floorDiv2(e int) int {
 // decViaFloat applies a double function to a decimal and converts the
 // result back to 34 digits.
 //
-// Divergence: mongod computes decimal transcendental functions ($exp,
-// $ln, $log, $log10, $pow with a non-integral exponent, trigonometry) in
-// 34-digit decimal arithmetic; this engine computes them in double
-// precision, so only the first 15 or so digits of such results agree.
+// Divergence: mongod computes decimal trigonometric functions in 34-digit
+// decimal arithmetic; this engine computes them in double precision, so
+// only the first 15 or so digits of such results agree. ($exp, $ln, $log,
+// $log10 and $pow use the high-precision code of num_big.go; they agree
+// with mongod to the last digit except where mongod's library is off by
+// one unit in the last place.)
 func decViaFloat(d dec, fn func(float64) float64) dec {
 	return decFromFloat(fn(d.float()), 34)
 }
