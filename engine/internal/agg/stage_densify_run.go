@@ -196,6 +196,7 @@ func (r *densifyRun) partition(doc bson.Raw) (*densifyPart, error) {
 	return p, nil
 }
 
+// newEmptyDoc returns a new empty document.
 func newEmptyDoc() bson.Raw { return bson.Raw{5, 0, 0, 0, 0} }
 
 // value returns doc's densify value; ok is false when it is null or
@@ -422,6 +423,7 @@ func canonKey(v bson.RawValue) string {
 	return b.String()
 }
 
+// writeCanon writes v's canonical form for canonKey.
 func writeCanon(b *strings.Builder, v bson.RawValue) {
 	b.WriteString(strconv.Itoa(bsonkit.CanonicalType(v.Type)))
 	b.WriteByte(':')

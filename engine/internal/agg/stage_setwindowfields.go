@@ -50,19 +50,22 @@ type stageSetWindowFields struct {
 	reads   expr.Deps
 }
 
-// idlErr returns the IDL parser's errors for a stage spec.
+// idlUnknown is the IDL parser's error for an unknown field.
 func idlUnknown(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40415), "BSON field '%s.%s' is an unknown field.", stage, field)
 }
 
+// idlType is the IDL parser's error for a field of the wrong type.
 func idlType(stage, field string, v bson.RawValue, want string) error {
 	return mongoerr.Newf(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type '%s'", stage, field, typeNameOf(v), want)
 }
 
+// idlMissing is the IDL parser's error for a missing required field.
 func idlMissing(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40414), "BSON field '%s.%s' is missing but a required field", stage, field)
 }
 
+// idlDuplicate is the IDL parser's error for a repeated field.
 func idlDuplicate(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40413), "BSON field '%s.%s' is a duplicate field", stage, field)
 }

@@ -62,6 +62,7 @@ type winParser func(env *winParseEnv, name string, spec bson.Raw) (winFunc, erro
 // window_*.go files fill it in init functions.
 var winFuncs = map[string]winParser{}
 
+// registerWin adds a window function; it panics on a duplicate.
 func registerWin(name string, p winParser) {
 	if _, dup := winFuncs[name]; dup {
 		panic("agg: window function registered twice: " + name)
@@ -129,6 +130,7 @@ func winArgs(spec bson.Raw, name string) (arg bson.RawValue, window *bson.RawVal
 	return arg, window, nil
 }
 
+// isWinFunc reports whether name is a window function.
 func isWinFunc(name string) bool {
 	_, ok := winFuncs[name]
 	return ok

@@ -245,6 +245,7 @@ type emaFunc struct {
 	alpha *big.Float
 }
 
+// emaPrec is the precision of $expMovingAvg's arithmetic, in bits.
 const emaPrec = 200
 
 // parseExpMovingAvg parses {$expMovingAvg: {input: <expr>, N: <int>}} or
