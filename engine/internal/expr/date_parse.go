@@ -13,6 +13,7 @@ import (
 type parsedDate struct {
 	y, m, d, h, i, s, ms int
 	isoY, isoW, isoD     int
+	week, wday           int // %U (weeks from the first Sunday) and %w (1 = Sunday)
 	zoned                bool   // the string carried a zone (Z, an offset, an abbreviation)
 	abbr                 string // the zone's abbreviation (UTC, EST …), "" for an offset
 	offset               int    // seconds east of UTC when zoned
@@ -20,7 +21,7 @@ type parsedDate struct {
 }
 
 func newParsedDate() parsedDate {
-	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
+	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
 }
 
 // dateParseError is the ConversionFailure $dateFromString reports.
@@ -45,6 +46,12 @@ func (p *parsedDate) resolve(src string, z *tzone) (int64, error) {
 		w, d := max(p.isoW, 1), max(p.isoD, 1)
 		jan4 := time.Date(p.isoY, time.January, 4, 0, 0, 0, 0, time.UTC)
 		t := jan4.AddDate(0, 0, -(isoDayOfWeek(jan4)-1)+(w-1)*7+(d-1))
+		p.y, p.m, p.d = t.Year(), int(t.Month()), t.Day()
+	}
+	if p.y >= 0 && p.m < 0 && p.d < 0 && (p.week >= 0 || p.wday >= 0) {
+		jan1 := time.Date(p.y, time.January, 1, 0, 0, 0, 0, time.UTC)
+		firstSunday := (7 - int(jan1.Weekday())) % 7
+		t := jan1.AddDate(0, 0, firstSunday+(max(p.week, 0)-1)*7+max(p.wday, 1)-1)
 		p.y, p.m, p.d = t.Year(), int(t.Month()), t.Day()
 	}
 	if p.y < 0 || p.m < 0 || p.d < 0 {
@@ -479,11 +486,26 @@ func parseDateWithFormat(src, format string, z *tzone) (int64, error) {
 			case 'V':
 				p.isoW = v
 			}
-		case 'u':
+		case 'u', 'w':
 			if v, _, ok = sc.number(1); !ok {
 				return fail("A single digit day of week could not be found")
 			}
-			p.isoD = v
+			if spec == 'u' {
+				p.isoD = v
+			} else {
+				p.wday = v
+			}
+		case 'U':
+			if v, _, ok = sc.number(2); !ok {
+				return fail("A two digit week could not be found")
+			}
+			p.week = v
+		case 'b', 'B':
+			m := sc.monthName()
+			if m == 0 {
+				return fail("A textual month could not be found")
+			}
+			p.m = m
 		case 'L':
 			if v, n, ok = sc.number(3); !ok {
 				return fail("A three digit millisecond could not be found")

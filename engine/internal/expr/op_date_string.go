@@ -15,12 +15,9 @@ func init() {
 	register("$dateFromString", parseDateFromString)
 }
 
-// Default formats of $dateToString: with a Z in UTC, without one in any
-// other zone.
-const (
-	isoFormatZ    = "%Y-%m-%dT%H:%M:%S.%LZ"
-	isoFormatNonZ = "%Y-%m-%dT%H:%M:%S.%L"
-)
+// isoFormatZ is $dateToString's default format. In MongoDB 7.0 it ends in
+// Z whatever the timezone argument (7.1 drops the Z outside UTC).
+const isoFormatZ = "%Y-%m-%dT%H:%M:%S.%LZ"
 
 // validateDateFormat checks that every '%' in format is followed by one
 // of the allowed specifier letters or another '%' (18535, 18536).
@@ -42,8 +39,8 @@ func validateDateFormat(format, allowed string) error {
 
 // The specifiers $dateToString and $dateFromString accept.
 const (
-	toStringSpecifiers   = "dGHjLmMSwuUVYzZ"
-	fromStringSpecifiers = "dGHLmMSuVYzZ"
+	toStringSpecifiers   = "bBdGHjLmMSwuUVYzZ"
+	fromStringSpecifiers = "bBdGHLmMSuUVwYzZ"
 )
 
 // formatDate renders the instant ms in zone z with a validated format.
@@ -73,6 +70,10 @@ func formatDate(format string, ms int64, z *tzone) (string, error) {
 		switch format[i] {
 		case '%':
 			b.WriteByte('%')
+		case 'b':
+			b.WriteString(t.Month().String()[:3])
+		case 'B':
+			b.WriteString(t.Month().String())
 		case 'Y':
 			err = pad(t.Year(), 4)
 		case 'G':
@@ -189,8 +190,6 @@ func (e *dateToStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 			return Null(), nil
 		}
 		f = format.StringValue()
-	} else if !z.isUTC() {
-		f = isoFormatNonZ
 	}
 	ms, err := coerceToDate(date)
 	if err != nil {
