@@ -13,13 +13,14 @@ import (
 type parsedDate struct {
 	y, m, d, h, i, s, ms int
 	isoY, isoW, isoD     int
-	week, wday           int // %U (weeks from the first Sunday) and %w (1 = Sunday)
+	week, wday           int    // %U (weeks from the first Sunday) and %w (1 = Sunday)
 	zoned                bool   // the string carried a zone (Z, an offset, an abbreviation)
 	abbr                 string // the zone's abbreviation (UTC, EST …), "" for an offset
 	offset               int    // seconds east of UTC when zoned
 	unix                 bool   // "@<seconds>": the instant is y…s in UTC
 }
 
+// newParsedDate returns a parsedDate with every field unset.
 func newParsedDate() parsedDate {
 	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
 }
@@ -87,8 +88,10 @@ type scanner struct {
 	pos int
 }
 
+// eof reports whether the whole string has been read.
 func (sc *scanner) eof() bool { return sc.pos >= len(sc.s) }
 
+// peek returns the next byte, or 0 at the end.
 func (sc *scanner) peek() byte {
 	if sc.eof() {
 		return 0
@@ -168,6 +171,7 @@ func (sc *scanner) zone(p *parsedDate) bool {
 	return true
 }
 
+// monthNames are the three-letter English month prefixes, January first.
 var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 
 // monthName reads an English month name or its three-letter abbreviation.
@@ -251,8 +255,10 @@ func parseDateFree(src string, z *tzone) (int64, error) {
 	return p.resolve(src, z)
 }
 
+// isLetter reports whether c is an ASCII letter.
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
+// weekdayNames are the English day names, Sunday first.
 var weekdayNames = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
 
 // weekday skips a leading day name ("Tue", "Tuesday,"), which timelib

@@ -74,6 +74,7 @@ func valueString(v bson.RawValue) string {
 	return b.String()
 }
 
+// writeValueString appends v's rendering to b; depth bounds nesting.
 func writeValueString(b *strings.Builder, v bson.RawValue, depth int) {
 	switch v.Type {
 	case 0:
