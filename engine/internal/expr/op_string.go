@@ -132,6 +132,16 @@ var parseSubstrBytes = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, 
 // (10xxxxxx).
 func isContinuation(b byte) bool { return b&0xc0 == 0x80 }
 
+// leadingOnes counts the 1 bits at the top of b.
+func leadingOnes(b byte) int {
+	n := 0
+	for b&0x80 != 0 {
+		n++
+		b <<= 1
+	}
+	return n
+}
+
 // cpLen is the length of the code point that starts with byte b, as
 // mongod computes it from the leading ones.
 func cpLen(b byte) int {
@@ -176,14 +186,33 @@ var parseSubstrCP = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, err
 	if start < 0 {
 		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(34455), "%s: the starting index must be nonnegative integer.", op)
 	}
-	// Walk code points by their leading bytes, as mongod does.
+	// Walk code points by their leading bytes, as mongod does; a
+	// continuation byte or a lead byte of more than four is bad UTF-8.
+	badUTF8 := func(code int) (bson.RawValue, error) {
+		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(code), "%s: invalid UTF-8 string", op)
+	}
 	i := 0
-	for cp := 0; cp < start && i < len(s); cp++ {
+	for cp := 0; cp < start; cp++ {
+		if i >= len(s) {
+			return String(""), nil
+		}
+		if isContinuation(s[i]) {
+			return badUTF8(34456)
+		}
+		if leadingOnes(s[i]) > 4 {
+			return badUTF8(34457)
+		}
 		i += cpLen(s[i])
 	}
 	i = min(i, len(s))
 	j := i
 	for cp := 0; cp < length && j < len(s); cp++ {
+		if isContinuation(s[j]) {
+			return badUTF8(34458)
+		}
+		if leadingOnes(s[j]) > 4 {
+			return badUTF8(34459)
+		}
 		j += cpLen(s[j])
 	}
 	j = min(j, len(s))
