@@ -239,7 +239,8 @@ func convertToInteger(in bson.RawValue, t bson.Type, unsupported func() (bson.Ra
 	case bson.TypeInt64:
 		n := in.Int64()
 		if n < lo || n > hi {
-			return bson.RawValue{}, errOverflow(strconv.FormatInt(n, 10))
+			// mongod's message names no value for a long source.
+			return bson.RawValue{}, errOverflow("")
 		}
 		return wrap(n), nil
 	case bson.TypeDateTime:
@@ -395,7 +396,11 @@ func convertToDecimal(in bson.RawValue, unsupported func() (bson.RawValue, error
 		s := in.StringValue()
 		d, err := bson.ParseDecimal128(s)
 		if err != nil || strings.TrimSpace(s) != s {
-			return bson.RawValue{}, convFail("Failed to parse number '%s' in $convert with no onError value: Failed to parse string to decimal", s)
+			why := "Failed to parse string to decimal"
+			if s == "" {
+				why = "Empty string"
+			}
+			return bson.RawValue{}, convFail("Failed to parse number '%s' in $convert with no onError value: %s", s, why)
 		}
 		return Decimal(d), nil
 	}
