@@ -73,4 +73,3 @@ func fmtDouble(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'g', 6, 64)
 }
-
