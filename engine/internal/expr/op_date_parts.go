@@ -55,8 +55,9 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 		switch arg.Type {
 		case bson.TypeEmbeddedDocument:
 			doc := arg.Document()
+			// {} is the options form too: it lacks a date.
 			first, err := doc.IndexErr(0)
-			if err == nil && !strings.HasPrefix(first.Key(), "$") {
+			if err != nil || !strings.HasPrefix(first.Key(), "$") {
 				args, err := namedArgs(p, doc, []string{"date", "timezone"}, func(k string) error {
 					return mongoerr.Newf(mongoerr.Code(40535), "unrecognized option to %s: \"%s\"", name, k)
 				})
@@ -64,7 +65,7 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 					return nil, err
 				}
 				if args["date"] == nil {
-					return nil, mongoerr.Newf(mongoerr.Code(40539), "missing 'date' argument to %s, provided: %s: %s", name, name, valueString(arg))
+					return nil, mongoerr.Newf(mongoerr.Code(40539), "missing 'date' argument to %s, provided: %s: %s", name, name, bsonString(arg))
 				}
 				return foldNamed(&datePartExpr{date: args["date"], tz: args["timezone"], part: part}, args)
 			}

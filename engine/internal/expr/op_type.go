@@ -63,9 +63,12 @@ func parseConvert(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 // onError or onNull.
 func toTypeParser(t bson.Type) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
-		args, err := p.Exactly(name, arg, 1)
+		args, err := p.Operands(arg)
 		if err != nil {
 			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, mongoerr.Newf(mongoerr.Code(50723), "%s requires a single argument, got %d", name, len(args))
 		}
 		return foldStatic(&convertExpr{input: args[0], to: Const(Int32(int32(t)))}, args[0])
 	}
