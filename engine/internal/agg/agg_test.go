@@ -48,6 +48,8 @@ func TestPipelineQueryPushdown(t *testing.T) {
 		{`[{"$addFields": {"a": 1}}, {"$match": {"a": 1}}]`, `filter= sort= skip=0 limit=0 fields=[]`, 2},
 		{`[{"$match": {"a": 1}}, {"$match": {"b": 2}}]`, `filter={"$and": [{"a": {"$numberInt":"1"}},{"b": {"$numberInt":"2"}}]} sort= skip=0 limit=0 fields=[]`, 0},
 		{`[{"$count": "n"}]`, `filter= sort= skip=0 limit=0 fields=[_id]`, 1},
+		{`[{"$project": {"a": 1, "b": "$c"}}, {"$match": {"a": 1}}]`, `filter={"a": {"$numberInt":"1"}} sort= skip=0 limit=0 fields=[_id a c]`, 1},
+		{`[{"$project": {"a": 1, "b": "$c"}}, {"$match": {"b": 1}}]`, `filter= sort= skip=0 limit=0 fields=[_id a c]`, 2},
 		{`[{"$sort": {"a": 1}}, {"$skip": 2}, {"$limit": 3}, {"$count": "n"}]`, `filter= sort={"a": {"$numberInt":"1"}} skip=2 limit=3 fields=[_id]`, 1},
 		{`[{"$limit": 5}, {"$skip": 5}, {"$count": "n"}]`, `filter= sort= skip=0 limit=5 fields=[_id]`, 2},
 	}
