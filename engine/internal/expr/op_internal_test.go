@@ -181,3 +181,14 @@ func TestGetFieldDeps(t *testing.T) {
 		t.Fatalf("deps %+v, want the whole document", d)
 	}
 }
+
+// TestHashValue checks the hash against mongod's own startup check:
+// hash64 of {check: 42} is -944302157085130861.
+func TestHashValue(t *testing.T) {
+	if got := HashValue(Int32(42)); got != -944302157085130861 {
+		t.Fatalf("HashValue(42) = %d", got)
+	}
+	if HashValue(Int32(42)) != HashValue(Double(42.0)) || HashValue(Int64(42)) != HashValue(Int32(42)) {
+		t.Fatal("equal numbers hash differently")
+	}
+}
