@@ -484,6 +484,9 @@ func truncateDate(ms int64, u timeUnit, bin int64, z *tzone, sow time.Weekday) (
 		if r < 0 {
 			r += binMs
 		}
+		if ms-r > ms {
+			return 0, mongoerr.New(mongoerr.Code(5439001), "dateTrunc overflowed")
+		}
 		return ms - r, nil
 	}
 	if bin > 100_000_000_000 {
