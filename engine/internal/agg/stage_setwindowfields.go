@@ -34,15 +34,15 @@ type winOutput struct {
 }
 
 // stageSetWindowFields is {$setWindowFields: {partitionBy, sortBy,
-// output}}. Like mongod it runs as a $sort on the winPartition key and
+// output}}. Like mongod it runs as a $sort on the partition key and
 // sortBy (after a $addFields of a computed key), then the window
-// computation one winPartition at a time, then a $unset of the computed key.
+// computation one partition at a time, then a $unset of the computed key.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/setWindowFields/
 type stageSetWindowFields struct {
 	spec    bson.Raw
 	pre     []stage   // [$addFields of the key] [$sort]
 	post    stage     // $unset of the key, or nil
-	partKey expr.Expr // nil: one winPartition
+	partKey expr.Expr // nil: one partition
 	sortBy  *winSort
 	outputs []winOutput
 	setter  *projection // $addFields of the outputs from their slots
@@ -198,7 +198,7 @@ func (s *stageSetWindowFields) parseOutputs(pc *parseCtx, out bson.Raw) error {
 }
 
 // constArray reports whether v is an array literal of constants, which
-// mongod folds into a constant array winPartition key.
+// mongod folds into a constant array partition key.
 func constArray(v bson.RawValue) bool {
 	if v.Type != bson.TypeArray {
 		return false

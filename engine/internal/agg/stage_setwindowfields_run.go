@@ -70,12 +70,13 @@ func (w *stageWinInternal) explain() bson.D {
 func (w *stageWinInternal) deps(d *depSet) bool { return w.s.deps(d) }
 
 func (w *stageWinInternal) open(_ context.Context, rc *runCtx, in Source) (Source, error) {
-	r := &winRun{s: w.s, in: in, ctx: rc.exprCtx(), mem: &winMemory{limit: limit(rc.opts.Limits.SetWindowFields)}, st: rc.st}
-	return &funcSource{next: r.next, close: in.Close}, nil
+	r := &winRun{s: w.s, in: in, ctx: rc.exprCtx(), mem: &winMemory{limit: limit(rc.opts.Limits.SetWindowFields)}, st: rc.st,
+		disk: rc.opts.AllowDiskUse, tempDir: rc.opts.TempDir}
+	return &funcSource{next: r.next, close: func() { r.release(); in.Close() }}, nil
 }
 
 // winRun is one run of $setWindowFields over sorted input: it buffers a
-// winPartition, starts each function over it, and returns its documents
+// partition, starts each function over it, and returns its documents
 // with the outputs added.
 type winRun struct {
 	s   *stageSetWindowFields
@@ -84,7 +85,10 @@ type winRun struct {
 	mem *winMemory
 	st  *stageStats
 
-	pending bson.Raw // the first document of the next winPartition
+	disk    bool   // allowDiskUse: spill a partition past the limit
+	tempDir string // where spill files go
+
+	pending bson.Raw // the first document of the next partition
 	pendKey bson.RawValue
 	eof     bool
 	part    *winPartition
@@ -93,7 +97,7 @@ type winRun struct {
 	keyCtx  *expr.Ctx
 }
 
-// partitionKey evaluates the winPartition key of doc: missing counts as
+// partitionKey evaluates the partition key of doc: missing counts as
 // null, an array is an error (TypeMismatch).
 func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 	if w.s.partKey == nil {
@@ -116,22 +120,53 @@ func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 	return v, nil
 }
 
-// fill reads the next winPartition into memory; it reports false at the end
-// of the input.
+// fill reads the next partition; it reports false at the end of the
+// input. Documents past the memory limit go to a spill file when
+// allowDiskUse is set (5643011 otherwise).
 func (w *winRun) fill(ctx context.Context) (bool, error) {
+	w.release()
 	w.mem.reset()
 	w.part = &winPartition{ctx: w.ctx, sort: w.s.sortBy, mem: w.mem}
 	if w.s.sortBy == nil {
 		w.part.sort = &winSort{}
 	}
 	var key bson.RawValue
+	add := func(d bson.Raw) error {
+		p := w.part
+		if p.spill != nil {
+			return p.spill.add(d)
+		}
+		p.docs = append(p.docs, d)
+		if !w.mem.addDoc(docSize(d)) {
+			return nil
+		}
+		if !w.disk {
+			return errNoSpill()
+		}
+		sp, err := newWinSpill(w.tempDir)
+		if err != nil {
+			return err
+		}
+		p.spill = sp
+		if w.st != nil {
+			w.st.usedDisk = true
+			w.st.spills++
+		}
+		for _, x := range p.docs {
+			if err := sp.add(x); err != nil {
+				return err
+			}
+		}
+		w.mem.reset()
+		p.docs = nil
+		return nil
+	}
 	if w.pending != nil {
-		w.part.docs = append(w.part.docs, w.pending)
 		key = w.pendKey
-		w.pending = nil
-		if err := w.mem.addDoc(docSize(w.part.docs[0])); err != nil {
+		if err := add(w.pending); err != nil {
 			return false, err
 		}
+		w.pending = nil
 	}
 	for !w.eof {
 		d, err := w.in.Next(ctx)
@@ -146,17 +181,21 @@ func (w *winRun) fill(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if len(w.part.docs) > 0 && bsonkit.Compare(k, key) != 0 {
+		if w.part.len() > 0 && bsonkit.Compare(k, key) != 0 {
 			w.pending, w.pendKey = d, k
 			break
 		}
 		key = k
-		w.part.docs = append(w.part.docs, d)
-		if err := w.mem.addDoc(docSize(d)); err != nil {
+		if err := add(d); err != nil {
 			return false, err
 		}
 	}
-	if len(w.part.docs) == 0 {
+	if w.part.spill != nil {
+		if err := w.part.spill.finish(); err != nil {
+			return false, err
+		}
+	}
+	if w.part.len() == 0 {
 		return false, nil
 	}
 	w.cursors = w.cursors[:0]
@@ -171,17 +210,29 @@ func (w *winRun) fill(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// release removes the spill file of the partition that ended.
+func (w *winRun) release() {
+	if w.part != nil {
+		w.part.spill.close()
+		w.part.spill = nil
+	}
+}
+
 func (w *winRun) next(ctx context.Context) (bson.Raw, error) {
-	if w.part == nil || w.i >= len(w.part.docs) {
+	if w.part == nil || w.i >= w.part.len() {
 		ok, err := w.fill(ctx)
 		if err != nil || !ok {
+			w.release()
 			w.note()
 			return nil, err
 		}
 	}
 	i := w.i
 	w.i++
-	doc := w.part.docs[i]
+	doc, err := w.part.doc(i)
+	if err != nil {
+		return nil, err
+	}
 	if w.s.setter == nil {
 		return doc, nil
 	}
@@ -192,15 +243,7 @@ func (w *winRun) next(ctx context.Context) (bson.Raw, error) {
 		}
 		w.ctx.Set(w.s.outputs[k].slot, v)
 	}
-	out, err := w.s.setter.apply(w.ctx, doc)
-	if err != nil {
-		return nil, err
-	}
-	if i == len(w.part.docs)-1 {
-		// Let the winPartition go before reading the next.
-		w.part.docs = w.part.docs[:len(w.part.docs):len(w.part.docs)]
-	}
-	return out, nil
+	return w.s.setter.apply(w.ctx, doc)
 }
 
 // note records the memory figures explain shows.

@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,38 @@ func TestSetWindowFieldsMemoryLimit(t *testing.T) {
 
 	_, err = runPipeline(t, docs, opts, `{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"v": 1}, "output": {"p": {"$push": "$s", "window": {"documents": [-9, 9]}}}}}`)
 	wantCode(t, err, 5414201)
+}
+
+// TestSetWindowFieldsSpill checks that with allowDiskUse a partition past
+// the limit is spilled to disk and gives the same results as in memory,
+// and that the spill file is removed.
+func TestSetWindowFieldsSpill(t *testing.T) {
+	docs := numberedDocs(200, 1000)
+	stage := `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"documents": [-3, 3]}}, "f": {"$first": "$_id", "window": {"range": [-5, 0]}}, "r": {"$rank": {}}, "t": {"$topN": {"n": 2, "output": "$v", "sortBy": {"v": -1}}, "window": {"documents": [-2, 0]}}}}}`
+	want, err := runPipeline(t, docs, Options{}, stage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	opts := Options{AllowDiskUse: true, TempDir: dir, Limits: Limits{SetWindowFields: 40000}}
+	got, err := runPipeline(t, docs, opts, stage)
+	if err != nil {
+		t.Fatalf("spilled run: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("spilled run: %d docs, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].String() != want[i].String() {
+			t.Fatalf("doc %d: spilled %s, in memory %s", i, got[i], want[i])
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Fatalf("spill files left: %v", files)
+	}
+	opts.AllowDiskUse = false
+	_, err = runPipeline(t, docs, opts, stage)
+	wantCode(t, err, 5643011)
 }
 
 // TestSetWindowFieldsSlidingLinear checks that a sliding $sum over a large

@@ -43,12 +43,12 @@ var wholePartition = winBounds{}
 // unboundedToCurrent is the window of the rank and running functions.
 var unboundedToCurrent = winBounds{hi: winBound{kind: boundCurrent}}
 
-// leftUnbounded reports whether the window starts at the winPartition's start,
+// leftUnbounded reports whether the window starts at the partition's start,
 // so that its function only ever adds documents (MongoDB's non-removable
 // executors).
 func (w winBounds) leftUnbounded() bool { return w.lo.kind == boundUnbounded }
 
-// whole reports whether the window is the whole winPartition.
+// whole reports whether the window is the whole partition.
 func (w winBounds) whole() bool {
 	return !w.rng && w.lo.kind == boundUnbounded && w.hi.kind == boundUnbounded
 }
