@@ -36,18 +36,36 @@ type sortArrayExpr struct {
 }
 
 func (e *sortArrayExpr) compare(a, b bson.RawValue) int {
-	whole := e.keys[0].path == nil
-	if whole || a.Type != bson.TypeEmbeddedDocument || b.Type != bson.TypeEmbeddedDocument {
+	if e.keys[0].path == nil {
 		return e.keys[0].dir * compareValues(a, b)
 	}
 	for _, k := range e.keys {
-		av, _ := bsonkit.Lookup(a, k.path)
-		bv, _ := bsonkit.Lookup(b, k.path)
-		if c := compareValues(av, bv); c != 0 {
+		if c := compareValues(sortKeyOf(a, k.path), sortKeyOf(b, k.path)); c != 0 {
 			return k.dir * c
 		}
 	}
 	return 0
+}
+
+// sortKeyOf extracts the value at a dotted path as mongod's
+// extractElementsBasedOnTemplate does for $sortArray: through documents
+// (and array positions), null when the path is missing or v is not a
+// document.
+func sortKeyOf(v bson.RawValue, path []string) bson.RawValue {
+	for _, part := range path {
+		var ok bool
+		switch v.Type {
+		case bson.TypeEmbeddedDocument, bson.TypeArray:
+			if v.Type == bson.TypeArray && !bsonkit.AllDigits(part) {
+				return Null()
+			}
+			v, ok = bsonkit.Field(v.Value, part)
+		}
+		if !ok {
+			return Null()
+		}
+	}
+	return v
 }
 
 func (e *sortArrayExpr) Eval(c *Ctx) (bson.RawValue, error) {
