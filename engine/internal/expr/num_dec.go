@@ -36,11 +36,14 @@ var (
 	maxCoef = new(big.Int).Exp(bigTen, big.NewInt(34), nil) // 10^34
 )
 
+// pow10 returns 10^n.
 func pow10(n int) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }
 
+// decNaNv returns NaN.
 func decNaNv() dec         { return dec{form: decNaN, coef: new(big.Int)} }
+// decInfv returns ±infinity.
 func decInfv(neg bool) dec { return dec{form: decInf, neg: neg, coef: new(big.Int)} }
 
 // decFromInt returns the exact decimal of an integer.
@@ -109,6 +112,7 @@ func decOf(v bson.RawValue) dec {
 	return decFromInt(numLong(v))
 }
 
+// isZero reports whether d is a zero of any sign and exponent.
 func (d dec) isZero() bool { return d.form == decFinite && d.coef.Sign() == 0 }
 
 // signed returns the coefficient with its sign.
@@ -120,6 +124,8 @@ func (d dec) signed() *big.Int {
 	return c
 }
 
+// decSigned builds a decimal from a signed coefficient; a zero takes the
+// sign negZero.
 func decSigned(c *big.Int, exp int, negZero bool) dec {
 	neg := c.Sign() < 0 || c.Sign() == 0 && negZero
 	return dec{neg: neg, coef: new(big.Int).Abs(c), exp: exp}
@@ -139,6 +145,7 @@ func align(a, b dec) (*big.Int, *big.Int, int) {
 	return ca, cb, e
 }
 
+// decAdd returns a + b exactly (toRaw rounds), with IEEE 754 special values.
 func decAdd(a, b dec) dec {
 	if a.form == decNaN || b.form == decNaN {
 		return decNaNv()
@@ -166,6 +173,7 @@ func decAdd(a, b dec) dec {
 	return decSigned(ca.Add(ca, cb), e, a.neg && b.neg)
 }
 
+// decNeg returns -a.
 func decNeg(a dec) dec {
 	if a.form == decNaN {
 		return a
@@ -173,8 +181,10 @@ func decNeg(a dec) dec {
 	return dec{form: a.form, neg: !a.neg, coef: a.coef, exp: a.exp}
 }
 
+// decSub returns a - b.
 func decSub(a, b dec) dec { return decAdd(a, decNeg(b)) }
 
+// decMul returns a × b exactly.
 func decMul(a, b dec) dec {
 	if a.form == decNaN || b.form == decNaN {
 		return decNaNv()
@@ -245,6 +255,7 @@ func decMod(a, b dec) dec {
 	return decSigned(r, e, a.neg)
 }
 
+// decAbs returns |a|.
 func decAbs(a dec) dec {
 	if a.form == decNaN {
 		return a
@@ -367,6 +378,8 @@ const (
 // toRaw rounds d to a decimal128 and returns it as a BSON value.
 func (d dec) toRaw() bson.RawValue { return Decimal(d.to128()) }
 
+// to128 rounds d to 34 digits (ties to even) within decimal128's exponent
+// range, overflowing to infinity.
 func (d dec) to128() bson.Decimal128 {
 	var sign uint64
 	if d.neg {
@@ -500,6 +513,7 @@ func decSqrt(d dec) dec {
 	return dec{coef: r, exp: exp - 1}
 }
 
+// floorDiv2 returns floor(e / 2).
 func floorDiv2(e int) int {
 	if e < 0 {
 		return -((-e + 1) / 2)

@@ -85,6 +85,7 @@ type addState struct {
 	isDate bool
 }
 
+// add adds one number or date to the sum.
 func (s *addState) add(v bson.RawValue) error {
 	old := s.width
 	var asLong int64
@@ -133,6 +134,7 @@ func (s *addState) add(v bson.RawValue) error {
 	return nil
 }
 
+// value returns the sum in its final type.
 func (s *addState) value() (bson.RawValue, error) {
 	if s.isDate {
 		switch s.width {
@@ -228,6 +230,7 @@ type multiplyState struct {
 	dec    dec
 }
 
+// mul multiplies the product by one number.
 func (s *multiplyState) mul(v bson.RawValue) {
 	old := s.width
 	s.width = max(s.width, numWidth(v.Type))
@@ -515,6 +518,7 @@ func pow(v []bson.RawValue) (bson.RawValue, error) {
 	return format(r.Int64()), nil
 }
 
+// abs64 returns |n|.
 func abs64(n int64) int64 {
 	if n < 0 {
 		return -n

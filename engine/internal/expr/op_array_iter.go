@@ -93,6 +93,7 @@ func (e *filterExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
+// parseFilter parses {input, as, cond, limit}.
 func parseFilter(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 28646, "$filter only supports an object as its argument")
 	if err != nil {
@@ -178,6 +179,7 @@ func (e *mapExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
+// parseMap parses {input, as, in}.
 func parseMap(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 16878, "$map only supports an object as its argument")
 	if err != nil {
@@ -250,6 +252,8 @@ func (e *reduceExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return acc, nil
 }
 
+// parseReduce parses {input, initialValue, in}; in sees $$this and
+// $$value.
 func parseReduce(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 40075, "$reduce requires an object as an argument, found: "+typeName(arg))
 	if err != nil {

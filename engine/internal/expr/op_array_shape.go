@@ -35,6 +35,7 @@ type sortArrayExpr struct {
 	keys  []sortKey // one key with a nil path: whole values
 }
 
+// compare orders two elements by the sort pattern.
 func (e *sortArrayExpr) compare(a, b bson.RawValue) int {
 	if e.keys[0].path == nil {
 		return e.keys[0].dir * compareValues(a, b)
@@ -101,6 +102,7 @@ func sortDir(v bson.RawValue) (int, bool) {
 	return 0, false
 }
 
+// parseSortArray parses {input, sortBy}.
 func parseSortArray(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 2942500, "$sortArray requires an object as an argument, found: "+typeName(arg))
 	if err != nil {
@@ -130,6 +132,7 @@ func parseSortArray(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return e, nil
 }
 
+// parseSortBy reads 1, -1 or a {path: 1|-1, …} pattern.
 func parseSortBy(v bson.RawValue) ([]sortKey, error) {
 	switch {
 	case v.Type == bson.TypeEmbeddedDocument:
@@ -227,6 +230,7 @@ func (e *zipExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return out.Value(), nil
 }
 
+// parseZip parses {inputs, useLongestLength, defaults}.
 func parseZip(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 34460, "$zip only supports an object as an argument, found "+typeName(arg))
 	if err != nil {
@@ -341,10 +345,12 @@ func parseNOp(code int32, pick func([]bson.RawValue, int64) []bson.RawValue) par
 	}
 }
 
+// pickFirst returns the first n elements.
 func pickFirst(vals []bson.RawValue, n int64) []bson.RawValue {
 	return vals[:min(int64(len(vals)), n)]
 }
 
+// pickLast returns the last n elements.
 func pickLast(vals []bson.RawValue, n int64) []bson.RawValue {
 	return vals[max(0, int64(len(vals))-n):]
 }

@@ -79,6 +79,7 @@ type randExpr struct{}
 
 func (randExpr) Eval(c *Ctx) (bson.RawValue, error) { return Double(c.Rand()), nil }
 
+// parseRand parses {$rand: {}}.
 func parseRand(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, exprErr(10065, "invalid parameter: expected an object ($rand)")

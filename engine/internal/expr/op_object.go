@@ -30,6 +30,7 @@ type fieldList struct {
 	size int
 }
 
+// newFieldList returns an empty fieldList.
 func newFieldList() *fieldList { return &fieldList{pos: map[string]int{}} }
 
 // set replaces k's value where k is, or appends k; a missing v removes k.
@@ -149,6 +150,8 @@ func currentExpr(p *Parser) (Expr, error) {
 	return p.parsePath("$$CURRENT")
 }
 
+// parseGetField parses {field, input}, or a field alone with $$CURRENT as
+// the input.
 func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	var fieldE, inputE Expr
 	var fieldRaw bson.RawValue
@@ -237,6 +240,8 @@ func (e *setFieldExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return f.doc()
 }
 
+// parseSetField parses {field, input, value} ($setField) or {field,
+// input} ($unsetField).
 func parseSetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	unset := name == "$unsetField"
 	elems, err := objectArgs(arg, 4161100, name+" only supports an object as its argument")

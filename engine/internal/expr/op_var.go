@@ -65,6 +65,8 @@ func (e *letExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return out, err
 }
 
+// parseLet parses {vars: {…}, in}: vars in the outer scope, in in a child
+// scope that sees them.
 func parseLet(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 16874, "$let only supports an object as its argument")
 	if err != nil {
