@@ -42,7 +42,8 @@ func pow10(n int) *big.Int {
 }
 
 // decNaNv returns NaN.
-func decNaNv() dec         { return dec{form: decNaN, coef: new(big.Int)} }
+func decNaNv() dec { return dec{form: decNaN, coef: new(big.Int)} }
+
 // decInfv returns ±infinity.
 func decInfv(neg bool) dec { return dec{form: decInf, neg: neg, coef: new(big.Int)} }
 
