@@ -193,12 +193,15 @@ func (sc *scanner) monthName() int {
 
 // parseDateFree parses a date string without a format, accepting the
 // forms timelib's free-form parser is most often given: ISO 8601 dates and
-// times (2017-02-08T12:10:40.787Z, 2017-02-08 12:10:40+02:00), slashed
-// dates (2017/02/08, 02/08/2017) and English month names (Feb 8, 2017,
-// 8 February 2017).
+// times (2017-02-08T12:10:40.787Z, 2017-02-08 12:10:40+02:00), ISO week
+// dates (2017-W05-3), slashed dates (2017/02/08, 02/08/2017), English
+// month and day names (Tuesday, Feb 8th, 2017; 8 February 2017), 12-hour
+// times (11:59 PM), zone abbreviations (UTC, GMT+02:00, EST) and
+// "@<seconds>".
 //
-// Divergence: timelib accepts many more free-form inputs ("next monday",
-// relative offsets, week dates); those fail here with ConversionFailure.
+// Divergence: timelib accepts still more free-form inputs (relative
+// phrases such as "tomorrow" or "+1 week", compact 20170208); those fail
+// here with ConversionFailure.
 func parseDateFree(src string, z *tzone) (int64, error) {
 	p := newParsedDate()
 	sc := &scanner{s: strings.TrimSpace(src)}
@@ -343,6 +346,26 @@ func (sc *scanner) datePart(p *parsedDate) error {
 			return errBad
 		}
 		p.y, p.m, p.d = y, m, a
+		return nil
+	}
+	if na == 4 && (sep == 'W' || sep == '-' && sc.pos+1 < len(sc.s) && sc.s[sc.pos+1] == 'W') {
+		// ISO week date: 2017-W05-3, 2017W053, 2017-W05 (Monday).
+		if sep == '-' {
+			sc.pos++
+		}
+		sc.pos++
+		w, nw := sc.digits(2)
+		if nw != 2 {
+			return errBad
+		}
+		d := 1
+		if sc.peek() == '-' {
+			sc.pos++
+		}
+		if dd, nd := sc.digits(1); nd == 1 {
+			d = dd
+		}
+		p.isoY, p.isoW, p.isoD = a, w, d
 		return nil
 	}
 	if sep != '-' && sep != '/' {
