@@ -108,7 +108,7 @@ func TestPipelineExplain(t *testing.T) {
 		t.Fatalf("got %v, %v", out, err)
 	}
 	ex := p.Explain()
-	if !strings.Contains(ex[0].String(), `"nReturned": {"$numberLong":"1"}`) || !strings.Contains(ex[0].String(), `"usedDisk": false`) {
+	if !strings.Contains(ex[0].String(), `"nReturned": {"$numberLong":"1"}`) || !strings.Contains(ex[0].String(), `"usedDisk": false`) || !strings.Contains(ex[0].String(), `"maxAccumulatorMemoryUsageBytes": {"n": {"$numberLong":"`) {
 		t.Errorf("explain after run: %s", ex[0])
 	}
 }
