@@ -36,7 +36,19 @@ type winOutput struct {
 // stageSetWindowFields is {$setWindowFields: {partitionBy, sortBy,
 // output}}. Like mongod it runs as a $sort on the partition key and
 // sortBy (after a $addFields of a computed key), then the window
-// computation one partition at a time, then a $unset of the computed key.
+// computation one partition at a time ($_internalSetWindowFields), then a
+// $unset of the computed key. A partition past Limits.SetWindowFields is
+// spilled to a temporary file with allowDiskUse (5643011 without); window
+// function state past it fails with 5414201.
+//
+// Divergence: several outputs are added in the order of the output
+// specification (mongod adds them in hash order); $addToSet over a
+// left-unbounded window lists its values in ascending order (mongod's
+// order is unspecified); output field names are checked at parse time
+// (mongod checks them at the first document); non-integer range bounds are
+// added to the sortBy value in double precision (mongod uses decimal128).
+// The scripts in engine/testdata/agg/setwindowfields.txt pin the first
+// three.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/setWindowFields/
 type stageSetWindowFields struct {
 	spec    bson.Raw

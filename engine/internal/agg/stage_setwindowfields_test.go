@@ -237,3 +237,24 @@ func TestWindowStagesExpand(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSetWindowFields measures window functions over one partition
+// of 100 000 documents.
+func BenchmarkSetWindowFields(b *testing.B) {
+	docs := numberedDocs(100000, 0)
+	t := &testing.T{}
+	for _, c := range []struct{ name, stage string }{
+		{"window=whole", `{"$setWindowFields": {"output": {"s": {"$sum": "$v"}}}}`},
+		{"window=running", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}}}}}`},
+		{"window=sliding1000", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$avg": "$v", "window": {"documents": [-500, 500]}}, "m": {"$max": "$v", "window": {"documents": [-500, 500]}}}}}`},
+		{"window=range", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"range": [-100, 100]}}}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := runPipeline(t, docs, Options{}, c.stage); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
