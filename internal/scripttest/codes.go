@@ -70,6 +70,7 @@ var codeNames = map[int32]string{
 	225:   "TransactionTooOld",
 	237:   "CursorKilled",
 	238:   "NotImplemented",
+	241:   "ConversionFailure",
 	251:   "NoSuchTransaction",
 	262:   "ExceededTimeLimit",
 	263:   "OperationNotSupportedInTransaction",
