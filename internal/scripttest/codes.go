@@ -61,6 +61,7 @@ var codeNames = map[int32]string{
 	117:   "ConflictingOperationInProgress",
 	121:   "DocumentValidationFailure",
 	143:   "CursorInUse",
+	146:   "ExceededMemoryLimit",
 	171:   "CannotIndexParallelArrays",
 	175:   "QueryPlanKilled",
 	181:   "AmbiguousIndexKeyPattern",
