@@ -48,6 +48,10 @@ func TestPipelineQueryPushdown(t *testing.T) {
 		{`[{"$addFields": {"a": 1}}, {"$match": {"a": 1}}]`, `filter= sort= skip=0 limit=0 fields=[]`, 2},
 		{`[{"$match": {"a": 1}}, {"$match": {"b": 2}}]`, `filter={"$and": [{"a": {"$numberInt":"1"}},{"b": {"$numberInt":"2"}}]} sort= skip=0 limit=0 fields=[]`, 0},
 		{`[{"$count": "n"}]`, `filter= sort= skip=0 limit=0 fields=[_id]`, 1},
+		{`[{"$project": {"a": 1, "b": "$c"}}, {"$match": {"a": 1}}]`, `filter={"a": {"$numberInt":"1"}} sort= skip=0 limit=0 fields=[_id a c]`, 1},
+		{`[{"$project": {"a": 1, "b": "$c"}}, {"$match": {"b": 1}}]`, `filter= sort= skip=0 limit=0 fields=[_id a c]`, 2},
+		{`[{"$sort": {"a": 1}}, {"$skip": 2}, {"$limit": 3}, {"$count": "n"}]`, `filter= sort={"a": {"$numberInt":"1"}} skip=2 limit=3 fields=[_id]`, 1},
+		{`[{"$limit": 5}, {"$skip": 5}, {"$count": "n"}]`, `filter= sort= skip=0 limit=5 fields=[_id]`, 2},
 	}
 	for _, c := range cases {
 		p, err := Parse(stagesOf(t, c.pipeline), Options{DB: "test", Coll: "c"})
@@ -104,7 +108,7 @@ func TestPipelineExplain(t *testing.T) {
 		t.Fatalf("got %v, %v", out, err)
 	}
 	ex := p.Explain()
-	if !strings.Contains(ex[0].String(), `"nReturned": {"$numberLong":"1"}`) || !strings.Contains(ex[0].String(), `"usedDisk": false`) {
+	if !strings.Contains(ex[0].String(), `"nReturned": {"$numberLong":"1"}`) || !strings.Contains(ex[0].String(), `"usedDisk": false`) || !strings.Contains(ex[0].String(), `"maxAccumulatorMemoryUsageBytes": {"n": {"$numberLong":"`) {
 		t.Errorf("explain after run: %s", ex[0])
 	}
 }
@@ -245,5 +249,29 @@ func checkMongoErr(t *testing.T, err error) {
 	t.Helper()
 	if me := mongoerr.As(err); me.Code == mongoerr.InternalError && !strings.Contains(me.Msg, "context") {
 		t.Fatalf("non-MongoDB error: %v", err)
+	}
+}
+
+// TestDivergences pins the documented divergences: an $expr nested
+// under $or answers NotImplemented until package match compiles $expr
+// (never a wrong result), granularity E192 answers NotImplemented, and a
+// top-k $sort past its memory limit fails even with allowDiskUse.
+func TestDivergences(t *testing.T) {
+	docs := []bson.Raw{docOf(t, `{"_id": 1, "a": 1}`), docOf(t, `{"_id": 2, "a": 2}`)}
+	out, _, err := runWith(t, `[{"$addFields": {"z": 1}}, {"$match": {"$or": [{"$expr": {"$eq": ["$a", 1]}}, {"a": 5}]}}]`, docs, Options{})
+	if err == nil {
+		if len(out) != 1 {
+			t.Errorf("nested $expr gave %d documents, want 1", len(out))
+		}
+	} else if !mongoerr.Is(err, mongoerr.NotImplemented) {
+		t.Errorf("nested $expr: %v", err)
+	}
+	if _, _, err := runWith(t, `[{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E192"}}]`, docs, Options{}); !mongoerr.Is(err, mongoerr.NotImplemented) {
+		t.Errorf("E192: %v, want NotImplemented", err)
+	}
+	big := manyDocs(500, 10)
+	_, _, err = runWith(t, `[{"$addFields": {"z": 1}}, {"$sort": {"v": 1}}, {"$limit": 400}]`, big, Options{AllowDiskUse: true, Limits: Limits{Sort: 10000}})
+	if !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
+		t.Errorf("top-k past the limit: %v, want 292", err)
 	}
 }

@@ -44,7 +44,9 @@ type Host interface {
 	Insert(ctx context.Context, ns string, docs []bson.Raw) error
 	// Update runs one update statement on ns: u is an update document, a
 	// replacement, or a pipeline (array); let binds variables for a
-	// pipeline ($$new for $merge). It returns how many documents matched
+	// pipeline ($$new for $merge) as an expression document whose values
+	// are constants wrapped in $literal, so ParseUpdatePipeline(u, let)
+	// evaluates them unchanged. It returns how many documents matched
 	// and whether it upserted.
 	Update(ctx context.Context, ns string, q, u bson.RawValue, let bson.Raw, upsert, multi bool) (matched int64, upserted bool, err error)
 	// UniqueIndexOn reports whether ns has a unique index whose key fields

@@ -15,10 +15,22 @@
 //
 // Layout: one file per stage (stage_<name>.go) and per accumulator
 // (accum_<name>.go); each registers its parser in an init function with
-// register (stages) or registerAccum (accumulators), so a new stage is one
-// new file. api.go holds the seam with the command layer (Host, Query,
-// Options); pipeline.go holds Parse and the Pipeline methods; optimize.go
-// the rewrites; spill.go the disk spilling of blocking stages.
+// register (stages, with position flags) or registerAccum
+// (accumulators), so a new stage is one new file. api.go holds the seam
+// with the command layer (Host, Query, Options); pipeline.go holds Parse
+// and the Pipeline methods; stage.go the stage interface and the parse
+// and run contexts; optimize.go the rewrites and the pushdown into Query;
+// spill.go the external merge sort shared by $sort and $bucketAuto
+// ($group spills partial accumulator states itself); project.go the
+// projection tree of $project/$addFields/$unset; filter.go $match's
+// filter with top-level $expr; update.go pipeline-style updates.
+//
+// Variables: the command's let is evaluated once at Parse (it may use
+// $$NOW); $$ROOT and $$CURRENT are set per document; a $lookup's let is
+// evaluated per input document and bound in the sub-pipeline's scope.
+// Query.Let carries the user variables' values as constants so that a
+// pushed-down $expr can read them; when one is missing (which a document
+// cannot carry) the sub-pipeline's $match runs here instead.
 //
 // Imports: expr, match, order, bsonkit, mongoerr and the driver's bson
 // packages. Must not import command, server or storage: the database is

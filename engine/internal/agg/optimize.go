@@ -61,9 +61,16 @@ func rewritePair(a, b stage) ([]stage, bool) {
 		if y, ok := b.(*stageLimit); ok {
 			return []stage{&stageLimit{n: min(x.n, y.n)}}, true
 		}
+		// A $skip past the limit leaves nothing to reorder; a $limit
+		// then $skip stays as written.
 	case *stageSkip:
 		if y, ok := b.(*stageSkip); ok && x.n+y.n >= x.n {
 			return []stage{&stageSkip{n: x.n + y.n}}, true
+		}
+		// $skip s, $limit l is $limit s+l, $skip s: the limit can then
+		// bound a preceding $sort.
+		if y, ok := b.(*stageLimit); ok && x.n+y.n >= x.n && x.n > 0 {
+			return []stage{&stageLimit{n: x.n + y.n}, &stageSkip{n: x.n}}, true
 		}
 	case *stageAddFields:
 		if y, ok := b.(*stageMatch); ok && x.independent(y) {
@@ -129,24 +136,23 @@ func pushdown(ss []stage) (Query, []stage) {
 			q.Sort = s.spec
 			q.Limit = s.limit
 			i++
-			if s.limit > 0 {
-				q.Fields = fieldsNeeded(ss[i:])
-				return q, ss[i:]
-			}
 		}
 	}
 	for i < len(ss) {
 		switch s := ss[i].(type) {
 		case *stageSkip:
 			if q.Limit != 0 {
-				goto done
+				// [k, k+L) then skip s is [k+s, k+L).
+				if q.Limit <= s.n {
+					goto done
+				}
+				q.Limit -= s.n
 			}
 			q.Skip += s.n
 		case *stageLimit:
-			if q.Limit != 0 {
-				goto done
+			if q.Limit == 0 || s.n < q.Limit {
+				q.Limit = s.n
 			}
-			q.Limit = s.n
 		default:
 			goto done
 		}

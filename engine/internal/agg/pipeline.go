@@ -134,6 +134,12 @@ func parseStages(pc *parseCtx, raws []bson.Raw) ([]stage, error) {
 		if err := checkPosition(pc, def.flags, name, i, len(raws)); err != nil {
 			return nil, err
 		}
+		if ex, ok := st.(expander); ok {
+			// A stage mongod desugars ($setWindowFields, $densify, $fill)
+			// runs as the stages it stands for.
+			out = append(out, ex.expand()...)
+			continue
+		}
 		out = append(out, st)
 	}
 	return out, nil
@@ -256,6 +262,14 @@ func (p *Pipeline) Explain() []bson.Raw {
 	out := make([]bson.Raw, 0, len(p.stages))
 	for i, st := range p.stages {
 		d := st.explain()
+		if m, ok := st.(multiExplainer); ok {
+			ds := m.explainAll()
+			for _, x := range ds[:len(ds)-1] {
+				raw, _ := bson.Marshal(x)
+				out = append(out, raw)
+			}
+			d = ds[len(ds)-1]
+		}
 		if stats != nil && i < len(stats.stages) {
 			s := stats.stages[i]
 			d = append(d, s.extra...)
@@ -272,6 +286,12 @@ func (p *Pipeline) Explain() []bson.Raw {
 		out = append(out, raw)
 	}
 	return out
+}
+
+// multiExplainer is implemented by stages that mongod runs as several
+// ($count, $sortByCount): explain shows each; the counters go on the last.
+type multiExplainer interface {
+	explainAll() []bson.D
 }
 
 // isBlocking reports whether a stage buffers its whole input.

@@ -41,10 +41,12 @@ type sorter struct {
 	topK    int64 // >0: keep only the first topK in order
 	nextSeq int64
 	top     *topHeap
+	total   int64 // bytes of every document added, for explain
 }
 
 // add buffers one document.
 func (s *sorter) add(d bson.Raw) error {
+	s.total += int64(len(d))
 	if s.topK > 0 {
 		return s.addTopK(d)
 	}

@@ -232,6 +232,18 @@ type stageStats struct {
 	usedDisk  bool
 	spills    int64
 	extra     bson.D // stage-specific figures, appended to explain
+	accMax    map[string]int64
+}
+
+// maxAcc returns the largest memory recorded for an accumulator field.
+func (s *stageStats) maxAcc(f string) int64 { return s.accMax[f] }
+
+// setMaxAcc records the memory of an accumulator field.
+func (s *stageStats) setMaxAcc(f string, n int64) {
+	if s.accMax == nil {
+		s.accMax = map[string]int64{}
+	}
+	s.accMax[f] = n
 }
 
 // countingSource counts what a stage returns and the time it spends, for

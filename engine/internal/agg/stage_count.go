@@ -41,6 +41,14 @@ func (s *stageCount) name() string        { return "$count" }
 func (s *stageCount) explain() bson.D     { return bson.D{{Key: "$count", Value: s.field}} }
 func (s *stageCount) deps(d *depSet) bool { return true }
 
+// explainAll shows $count as mongod runs it: a $group and a $project.
+func (s *stageCount) explainAll() []bson.D {
+	return []bson.D{
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$const", Value: nil}}}, {Key: s.field, Value: bson.D{{Key: "$sum", Value: bson.D{{Key: "$const", Value: 1}}}}}}}},
+		{{Key: "$project", Value: bson.D{{Key: s.field, Value: true}, {Key: "_id", Value: false}}}},
+	}
+}
+
 func (s *stageCount) open(_ context.Context, _ *runCtx, in Source) (Source, error) {
 	done := false
 	return &funcSource{next: func(ctx context.Context) (bson.Raw, error) {

@@ -51,17 +51,54 @@ type densifyRun struct {
 	stopFull             bson.RawValue // where "full" bounds stop after the input
 }
 
+// expand returns the stages $densify stands for: $sort, then
+// $_internalDensify.
+func (s *stageDensify) expand() []stage {
+	return []stage{s.sort, &stageDensifyInternal{s: s}}
+}
+
 func (s *stageDensify) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
-	sorted, err := s.sort.open(ctx, rc, in)
-	if err != nil {
-		return nil, err
+	return openChain(ctx, rc, in, s.expand())
+}
+
+// stageDensifyInternal is $_internalDensify: the densification of input
+// already sorted.
+type stageDensifyInternal struct {
+	s *stageDensify
+}
+
+func (d *stageDensifyInternal) name() string { return "$_internalDensify" }
+
+func (d *stageDensifyInternal) explain() bson.D {
+	parts := bson.A{}
+	for _, p := range d.s.parts {
+		parts = append(parts, p)
 	}
+	rng := bson.D{{Key: "step", Value: d.s.step}}
+	switch d.s.bounds {
+	case densifyFull:
+		rng = append(rng, bson.E{Key: "bounds", Value: "full"})
+	case densifyPartition:
+		rng = append(rng, bson.E{Key: "bounds", Value: "partition"})
+	default:
+		rng = append(rng, bson.E{Key: "bounds", Value: bson.A{d.s.lo, d.s.hi}})
+	}
+	if d.s.unit != "" {
+		rng = append(rng, bson.E{Key: "unit", Value: d.s.unit})
+	}
+	return bson.D{{Key: "$_internalDensify", Value: bson.D{{Key: "field", Value: d.s.field}, {Key: "partitionByFields", Value: parts}, {Key: "range", Value: rng}}}}
+}
+
+func (d *stageDensifyInternal) deps(ds *depSet) bool { return d.s.deps(ds) }
+
+func (d *stageDensifyInternal) open(_ context.Context, rc *runCtx, in Source) (Source, error) {
+	s := d.s
 	max := rc.opts.Limits.DensifyDocs
 	if max <= 0 {
 		max = DefaultDensifyDocs
 	}
-	r := &densifyRun{s: s, in: sorted, ctx: expr.NewCtx(s.scope), parts: map[string]*densifyPart{}, max: max, limit: DefaultLimit}
-	return &funcSource{next: r.next, close: sorted.Close}, nil
+	r := &densifyRun{s: s, in: in, ctx: expr.NewCtx(s.scope), parts: map[string]*densifyPart{}, max: max, limit: DefaultLimit}
+	return &funcSource{next: r.next, close: in.Close}, nil
 }
 
 // arith applies a compiled binary expression to a and b.
@@ -159,6 +196,7 @@ func (r *densifyRun) partition(doc bson.Raw) (*densifyPart, error) {
 	return p, nil
 }
 
+// newEmptyDoc returns a new empty document.
 func newEmptyDoc() bson.Raw { return bson.Raw{5, 0, 0, 0, 0} }
 
 // value returns doc's densify value; ok is false when it is null or
@@ -385,6 +423,7 @@ func canonKey(v bson.RawValue) string {
 	return b.String()
 }
 
+// writeCanon writes v's canonical form for canonKey.
 func writeCanon(b *strings.Builder, v bson.RawValue) {
 	b.WriteString(strconv.Itoa(bsonkit.CanonicalType(v.Type)))
 	b.WriteByte(':')

@@ -175,14 +175,20 @@ func (s *stageFill) deps(d *depSet) bool {
 	return false
 }
 
-func (s *stageFill) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
-	src := in
+// expand returns the stages $fill stands for: those of its
+// $setWindowFields, then its $addFields.
+func (s *stageFill) expand() []stage {
+	var out []stage
 	for _, st := range s.stages {
-		next, err := st.open(ctx, rc, src)
-		if err != nil {
-			return nil, err
+		if ex, ok := st.(expander); ok {
+			out = append(out, ex.expand()...)
+		} else {
+			out = append(out, st)
 		}
-		src = next
 	}
-	return src, nil
+	return out
+}
+
+func (s *stageFill) open(ctx context.Context, rc *runCtx, in Source) (Source, error) {
+	return openChain(ctx, rc, in, s.expand())
 }

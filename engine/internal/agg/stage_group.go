@@ -183,6 +183,7 @@ func (g *groupRun) consume(ctx context.Context, in Source, st *stageStats) (Sour
 			g.bytes += a.memory() - m0
 		}
 		if g.bytes > g.limit {
+			g.noteMemory(st)
 			if !g.rc.opts.AllowDiskUse {
 				return nil, mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed,
 					"Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.")
@@ -193,13 +194,19 @@ func (g *groupRun) consume(ctx context.Context, in Source, st *stageStats) (Sour
 		}
 	}
 	if len(g.runs) == 0 {
+		g.noteMemory(st)
 		out := make([]bson.Raw, 0, len(g.keys))
+		var size int64
 		for _, k := range g.keys {
 			d, err := g.output(g.groups[k])
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, d)
+			size += int64(len(d))
+		}
+		if st != nil {
+			st.extra = append(st.extra, bson.E{Key: "totalOutputDataSizeBytes", Value: size})
 		}
 		g.groups, g.keys = nil, nil
 		return NewSliceSource(out), nil
@@ -210,6 +217,28 @@ func (g *groupRun) consume(ctx context.Context, in Source, st *stageStats) (Sour
 		}
 	}
 	return g.mergeRuns()
+}
+
+// noteMemory records, for explain, the memory each accumulator holds
+// across the groups in memory (mongod's maxAccumulatorMemoryUsageBytes).
+func (g *groupRun) noteMemory(st *stageStats) {
+	if st == nil {
+		return
+	}
+	mem := make([]int64, len(g.s.accs))
+	for _, gr := range g.groups {
+		for i, a := range gr.accs {
+			mem[i] += a.memory()
+		}
+	}
+	d := bson.D{}
+	for i, f := range g.s.fields {
+		if mem[i] > st.maxAcc(f) {
+			st.setMaxAcc(f, mem[i])
+		}
+		d = append(d, bson.E{Key: f, Value: st.maxAcc(f)})
+	}
+	st.extra = bson.D{{Key: "maxAccumulatorMemoryUsageBytes", Value: d}}
 }
 
 // output builds a group's result document.

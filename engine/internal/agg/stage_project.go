@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -146,15 +147,24 @@ func leafPaths(n *pnode, prefix string) []string {
 }
 
 // independent reports whether m reads none of the top-level fields this
-// stage changes, so m may run before it. Only $addFields/$set and
-// exclusion projections qualify.
+// stage changes, so m may run before it: for $addFields/$set/$unset and
+// exclusions, m reads none of their fields; for an inclusion, m reads
+// only fields it includes unchanged.
 func (s *stageAddFields) independent(m *stageMatch) bool {
-	if s.proj.mode == modeInclusion {
-		return false
-	}
 	paths, whole := m.paths()
 	if whole {
 		return false
+	}
+	if s.proj.mode == modeInclusion {
+		// An inclusion keeps a field unchanged only when it includes it
+		// whole at the top level.
+		for _, p := range paths {
+			head, _, _ := strings.Cut(p, ".")
+			if k := s.proj.root.kids[head]; k == nil || k.kind != pInclude {
+				return false
+			}
+		}
+		return len(paths) > 0
 	}
 	return !touches(paths, s.proj.changedTop())
 }

@@ -34,34 +34,50 @@ type winOutput struct {
 }
 
 // stageSetWindowFields is {$setWindowFields: {partitionBy, sortBy,
-// output}}. Like mongod it runs as a $sort on the winPartition key and
+// output}}. Like mongod it runs as a $sort on the partition key and
 // sortBy (after a $addFields of a computed key), then the window
-// computation one winPartition at a time, then a $unset of the computed key.
+// computation one partition at a time ($_internalSetWindowFields), then a
+// $unset of the computed key. A partition past Limits.SetWindowFields is
+// spilled to a temporary file with allowDiskUse (5643011 without); window
+// function state past it fails with 5414201.
+//
+// Divergence: several outputs are added in the order of the output
+// specification (mongod adds them in hash order); $addToSet over a
+// left-unbounded window lists its values in ascending order (mongod's
+// order is unspecified); output field names are checked at parse time
+// (mongod checks them at the first document); non-integer range bounds are
+// added to the sortBy value in double precision (mongod uses decimal128).
+// The scripts in engine/testdata/agg/setwindowfields.txt pin the first
+// three.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/setWindowFields/
 type stageSetWindowFields struct {
 	spec    bson.Raw
 	pre     []stage   // [$addFields of the key] [$sort]
 	post    stage     // $unset of the key, or nil
-	partKey expr.Expr // nil: one winPartition
+	partKey expr.Expr // nil: one partition
 	sortBy  *winSort
 	outputs []winOutput
 	setter  *projection // $addFields of the outputs from their slots
+	outSpec bson.Raw    // the output specification, for explain
 	reads   expr.Deps
 }
 
-// idlErr returns the IDL parser's errors for a stage spec.
+// idlUnknown is the IDL parser's error for an unknown field.
 func idlUnknown(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40415), "BSON field '%s.%s' is an unknown field.", stage, field)
 }
 
+// idlType is the IDL parser's error for a field of the wrong type.
 func idlType(stage, field string, v bson.RawValue, want string) error {
 	return mongoerr.Newf(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type '%s'", stage, field, typeNameOf(v), want)
 }
 
+// idlMissing is the IDL parser's error for a missing required field.
 func idlMissing(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40414), "BSON field '%s.%s' is missing but a required field", stage, field)
 }
 
+// idlDuplicate is the IDL parser's error for a repeated field.
 func idlDuplicate(stage, field string) error {
 	return mongoerr.Newf(mongoerr.Code(40413), "BSON field '%s.%s' is a duplicate field", stage, field)
 }
@@ -119,6 +135,7 @@ func parseSetWindowFields(pc *parseCtx, spec bson.RawValue) (stage, error) {
 		}
 		s.reads.Paths = append(s.reads.Paths, s.sortBy.paths...)
 	}
+	s.outSpec = output.Document()
 	if err := s.parseOutputs(pc, output.Document()); err != nil {
 		return nil, err
 	}
@@ -193,7 +210,7 @@ func (s *stageSetWindowFields) parseOutputs(pc *parseCtx, out bson.Raw) error {
 }
 
 // constArray reports whether v is an array literal of constants, which
-// mongod folds into a constant array winPartition key.
+// mongod folds into a constant array partition key.
 func constArray(v bson.RawValue) bool {
 	if v.Type != bson.TypeArray {
 		return false

@@ -3,6 +3,7 @@ package agg
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,15 +25,12 @@ func runPipeline(t *testing.T, docs []bson.Raw, opts Options, stages ...string) 
 		raws = append(raws, d)
 	}
 	opts.Now = time.Now()
-	p, err := Parse(raws, opts)
-	if err != nil {
-		return nil, err
-	}
-	src, err := p.Run(context.Background(), newFakeHost(), NewSliceSource(docs))
-	if err != nil {
-		return nil, err
-	}
-	return drain(context.Background(), src)
+	opts.DB, opts.Coll = testDB, "c"
+	host := newFakeHost()
+	// Insert checks duplicate keys in quadratic time; large inputs go in
+	// directly.
+	host.colls[nsOf(testDB, "c")] = docs
+	return runAggregate(context.Background(), host, raws, opts)
 }
 
 func numberedDocs(n int, pad int) []bson.Raw {
@@ -72,6 +70,38 @@ func TestSetWindowFieldsMemoryLimit(t *testing.T) {
 
 	_, err = runPipeline(t, docs, opts, `{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"v": 1}, "output": {"p": {"$push": "$s", "window": {"documents": [-9, 9]}}}}}`)
 	wantCode(t, err, 5414201)
+}
+
+// TestSetWindowFieldsSpill checks that with allowDiskUse a partition past
+// the limit is spilled to disk and gives the same results as in memory,
+// and that the spill file is removed.
+func TestSetWindowFieldsSpill(t *testing.T) {
+	docs := numberedDocs(200, 1000)
+	stage := `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"documents": [-3, 3]}}, "f": {"$first": "$_id", "window": {"range": [-5, 0]}}, "r": {"$rank": {}}, "t": {"$topN": {"n": 2, "output": "$v", "sortBy": {"v": -1}}, "window": {"documents": [-2, 0]}}}}}`
+	want, err := runPipeline(t, docs, Options{}, stage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	opts := Options{AllowDiskUse: true, TempDir: dir, Limits: Limits{SetWindowFields: 40000}}
+	got, err := runPipeline(t, docs, opts, stage)
+	if err != nil {
+		t.Fatalf("spilled run: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("spilled run: %d docs, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].String() != want[i].String() {
+			t.Fatalf("doc %d: spilled %s, in memory %s", i, got[i], want[i])
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Fatalf("spill files left: %v", files)
+	}
+	opts.AllowDiskUse = false
+	_, err = runPipeline(t, docs, opts, stage)
+	wantCode(t, err, 5643011)
 }
 
 // TestSetWindowFieldsSlidingLinear checks that a sliding $sum over a large
@@ -158,5 +188,73 @@ func TestWindowStagesOddInput(t *testing.T) {
 			run(fmt.Sprintf(`{"$fill": {"sortBy": {"a": 1}, "partitionBy": %s, "output": {"a": {"method": "linear"}, "b": {"value": %s}}}}`, v, w))
 		}
 		run(fmt.Sprintf(`{"$densify": {"field": "a", "range": {"step": 1, "bounds": [%s, %s]}}}`, v, v))
+	}
+}
+
+// TestWindowStagesExpand checks that $setWindowFields, $densify and $fill
+// run as the stages mongod desugars them into, which explain shows (a
+// leading $sort goes to the query layer).
+func TestWindowStagesExpand(t *testing.T) {
+	cases := []struct {
+		stage string
+		want  []string
+		sort  string
+	}{
+		{`{"$setWindowFields": {"partitionBy": "$g", "sortBy": {"t": 1}, "output": {"s": {"$sum": 1}}}}`, []string{"$_internalSetWindowFields"}, `{"g": 1, "t": 1}`},
+		{`{"$setWindowFields": {"partitionBy": {"$toUpper": "$g"}, "output": {"s": {"$sum": 1}}}}`, []string{"$addFields", "$sort", "$_internalSetWindowFields", "$project"}, ``},
+		{`{"$setWindowFields": {"output": {"s": {"$sum": 1}}}}`, []string{"$_internalSetWindowFields"}, ``},
+		{`{"$densify": {"field": "v", "partitionByFields": ["g"], "range": {"step": 1, "bounds": "partition"}}}`, []string{"$_internalDensify"}, `{"g": 1, "v": 1}`},
+		{`{"$fill": {"sortBy": {"t": 1}, "output": {"v": {"method": "locf"}, "w": {"value": 0}}}}`, []string{"$_internalSetWindowFields", "$addFields"}, `{"t": 1}`},
+	}
+	for _, c := range cases {
+		var d bson.Raw
+		if err := bson.UnmarshalExtJSON([]byte(c.stage), false, &d); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse([]bson.Raw{d}, Options{DB: testDB, Coll: "c"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.stage, err)
+		}
+		var names []string
+		for _, e := range p.Explain() {
+			names = append(names, e.Index(0).Key())
+		}
+		if fmt.Sprint(names) != fmt.Sprint(c.want) {
+			t.Errorf("%s: stages %v, want %v", c.stage, names, c.want)
+		}
+		got := ""
+		if p.Query().Sort != nil {
+			got = p.Query().Sort.String()
+		}
+		want := ""
+		if c.sort != "" {
+			var s bson.Raw
+			_ = bson.UnmarshalExtJSON([]byte(c.sort), false, &s)
+			want = s.String()
+		}
+		if got != want {
+			t.Errorf("%s: query sort %s, want %s", c.stage, got, want)
+		}
+	}
+}
+
+// BenchmarkSetWindowFields measures window functions over one partition
+// of 100 000 documents.
+func BenchmarkSetWindowFields(b *testing.B) {
+	docs := numberedDocs(100000, 0)
+	t := &testing.T{}
+	for _, c := range []struct{ name, stage string }{
+		{"window=whole", `{"$setWindowFields": {"output": {"s": {"$sum": "$v"}}}}`},
+		{"window=running", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"documents": ["unbounded", "current"]}}}}}`},
+		{"window=sliding1000", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$avg": "$v", "window": {"documents": [-500, 500]}}, "m": {"$max": "$v", "window": {"documents": [-500, 500]}}}}}`},
+		{"window=range", `{"$setWindowFields": {"sortBy": {"v": 1}, "output": {"s": {"$sum": "$v", "window": {"range": [-100, 100]}}}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := runPipeline(t, docs, Options{}, c.stage); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -85,6 +85,9 @@ func (s *stageSort) open(_ context.Context, rc *runCtx, in Source) (Source, erro
 			if out, err = srt.finish(); err != nil {
 				return nil, err
 			}
+			if srt.st != nil {
+				srt.st.extra = append(srt.st.extra, bson.E{Key: "totalDataSizeSortedBytesEstimate", Value: srt.total})
+			}
 		}
 		return out.Next(ctx)
 	}, close: func() {

@@ -58,8 +58,14 @@ func parseSortByCount(pc *parseCtx, spec bson.RawValue) (stage, error) {
 
 func (s *stageSortByCount) name() string { return "$sortByCount" }
 
-func (s *stageSortByCount) explain() bson.D {
-	return bson.D{{Key: "$group", Value: s.group.spec}, {Key: "$sort", Value: bson.D{{Key: "sortKey", Value: s.sort.spec}}}}
+func (s *stageSortByCount) explain() bson.D { return s.explainAll()[1] }
+
+// explainAll shows $sortByCount as mongod runs it: a $group and a $sort.
+func (s *stageSortByCount) explainAll() []bson.D {
+	return []bson.D{
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: s.spec}, {Key: "count", Value: bson.D{{Key: "$sum", Value: bson.D{{Key: "$const", Value: 1}}}}}}}},
+		{{Key: "$sort", Value: bson.D{{Key: "sortKey", Value: s.sort.spec}}}},
+	}
 }
 
 func (s *stageSortByCount) deps(d *depSet) bool { return s.group.deps(d) }

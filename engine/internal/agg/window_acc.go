@@ -35,25 +35,37 @@ type winAccFunc struct {
 }
 
 func (f *winAccFunc) start(p *winPartition) (winCursor, error) {
-	var in []bson.RawValue
-	var err error
+	// The inputs are evaluated as documents enter the window and kept
+	// only while they are in it (a removable state removes the value it
+	// added), so a spilled partition is not read into memory again.
+	var get func(i int) (bson.RawValue, error)
 	if f.inputs != nil {
-		in, err = f.inputs(p)
+		in, err := f.inputs(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.mem.hold(valuesBytes(in)); err != nil {
+			return nil, err
+		}
+		get = func(i int) (bson.RawValue, error) { return in[i], nil }
 	} else {
-		in, err = p.evalAll(f.input)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := p.mem.hold(valuesBytes(in)); err != nil {
-		return nil, err
+		get = func(i int) (bson.RawValue, error) { return p.eval(f.input, i) }
 	}
 	removable := !f.win.leftUnbounded()
 	st := f.newState(removable)
 	if f.win.whole() {
-		for _, v := range in {
+		for i := range p.len() {
+			v, err := get(i)
+			if err != nil {
+				return nil, err
+			}
 			if err := st.add(v); err != nil {
 				return nil, err
+			}
+			if i%1024 == 0 {
+				if err := p.mem.check(st.bytes()); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if err := p.mem.check(st.bytes()); err != nil {
@@ -66,7 +78,10 @@ func (f *winAccFunc) start(p *winPartition) (winCursor, error) {
 		return func(int) (bson.RawValue, error) { return v, nil }, nil
 	}
 	var emptyVal *bson.RawValue
-	l, r := 0, -1 // the window the state holds: in[l..r]
+	l, r := 0, -1            // the window the state holds: in[l..r]
+	var held []bson.RawValue // the inputs of in[l..r] (removable windows)
+	head := 0
+	var heldBytes int64
 	return func(i int) (bson.RawValue, error) {
 		lo, hi, ok, err := p.endpoints(f.win, i)
 		if err != nil {
@@ -87,20 +102,37 @@ func (f *winAccFunc) start(p *winPartition) (winCursor, error) {
 			// previous window: start again.
 			st.reset()
 			l, r = lo, lo-1
+			held, head, heldBytes = held[:0], 0, 0
 		}
 		for r < hi {
 			r++
-			if err := st.add(in[r]); err != nil {
+			v, err := get(r)
+			if err != nil {
 				return bson.RawValue{}, err
+			}
+			if err := st.add(v); err != nil {
+				return bson.RawValue{}, err
+			}
+			if removable {
+				held = append(held, v)
+				heldBytes += int64(len(v.Value)) + 32
 			}
 		}
 		for l < lo {
-			if err := st.remove(in[l]); err != nil {
+			v := held[head]
+			held[head] = bson.RawValue{}
+			head++
+			heldBytes -= int64(len(v.Value)) + 32
+			if err := st.remove(v); err != nil {
 				return bson.RawValue{}, err
 			}
 			l++
 		}
-		if err := p.mem.check(st.bytes()); err != nil {
+		if head > 1024 && head*2 > len(held) {
+			held = append(held[:0], held[head:]...)
+			head = 0
+		}
+		if err := p.mem.check(st.bytes() + heldBytes); err != nil {
 			return bson.RawValue{}, err
 		}
 		return st.value()

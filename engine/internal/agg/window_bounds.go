@@ -43,16 +43,17 @@ var wholePartition = winBounds{}
 // unboundedToCurrent is the window of the rank and running functions.
 var unboundedToCurrent = winBounds{hi: winBound{kind: boundCurrent}}
 
-// leftUnbounded reports whether the window starts at the winPartition's start,
+// leftUnbounded reports whether the window starts at the partition's start,
 // so that its function only ever adds documents (MongoDB's non-removable
 // executors).
 func (w winBounds) leftUnbounded() bool { return w.lo.kind == boundUnbounded }
 
-// whole reports whether the window is the whole winPartition.
+// whole reports whether the window is the whole partition.
 func (w winBounds) whole() bool {
 	return !w.rng && w.lo.kind == boundUnbounded && w.hi.kind == boundUnbounded
 }
 
+// failedToParse returns a FailedToParse (9) error.
 func failedToParse(format string, args ...any) error {
 	return mongoerr.Newf(mongoerr.FailedToParse, format, args...)
 }
@@ -190,6 +191,8 @@ func boundConstant(v bson.RawValue) (bson.RawValue, error) {
 	return c, nil
 }
 
+// parseDocBound parses one bound of a documents window: a keyword or a
+// constant integer in int32 range.
 func parseDocBound(v bson.RawValue) (winBound, error) {
 	if b, ok, err := parseBoundWord(v); ok || err != nil {
 		return b, err
@@ -205,6 +208,8 @@ func parseDocBound(v bson.RawValue) (winBound, error) {
 	return winBound{kind: boundValue, n: i}, nil
 }
 
+// parseRangeBound parses one bound of a range window: a keyword or a
+// constant number, an integer when a unit is given.
 func parseRangeBound(v bson.RawValue, withUnit bool) (winBound, error) {
 	if b, ok, err := parseBoundWord(v); ok || err != nil {
 		return b, err
@@ -337,6 +342,7 @@ func dateAdd(ms int64, unit string, amount int64) (int64, bool) {
 	return ms + d, true
 }
 
+// abs64 returns |i|.
 func abs64(i int64) int64 {
 	if i < 0 {
 		return -i

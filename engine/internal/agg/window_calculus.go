@@ -226,6 +226,8 @@ func (s *winIntegralState) check(v bson.RawValue) ([2]bson.RawValue, error) {
 	return pt, nil
 }
 
+// trapezoid is the area between two points by the trapezoidal rule; a
+// NaN makes it 0 (the NaN is counted apart).
 func trapezoid(a, b [2]bson.RawValue) bson.RawValue {
 	if bsonkit.IsNaN(a[0]) || bsonkit.IsNaN(a[1]) || bsonkit.IsNaN(b[0]) || bsonkit.IsNaN(b[1]) {
 		return expr.Int32(0)
@@ -241,6 +243,7 @@ func trapezoid(a, b [2]bson.RawValue) bson.RawValue {
 	return expr.Double(r)
 }
 
+// hasNaN reports whether a point has a NaN coordinate.
 func hasNaN(pt [2]bson.RawValue) bool { return bsonkit.IsNaN(pt[0]) || bsonkit.IsNaN(pt[1]) }
 
 func (s *winIntegralState) add(v bson.RawValue) error {

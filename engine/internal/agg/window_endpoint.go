@@ -109,6 +109,7 @@ func parseShift(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	return f, nil
 }
 
+// parseShiftArgs parses $shift's argument document: output, by, default.
 func parseShiftArgs(env *winParseEnv, name string, args bson.Raw) (*endpointFunc, error) {
 	f := &endpointFunc{def: expr.Null()}
 	haveBy := false

@@ -10,28 +10,28 @@ import (
 )
 
 // winFunc is one parsed output of $setWindowFields. It is immutable after
-// parsing; compute runs it over one winPartition.
+// parsing; compute runs it over one partition.
 type winFunc interface {
-	// start begins the function over winPartition p and returns a cursor
+	// start begins the function over partition p and returns a cursor
 	// that yields its value for documents 0, 1, 2 … in turn (missing
 	// removes the output field).
 	start(p *winPartition) (winCursor, error)
 }
 
 // winCursor returns a window function's value for document i of the
-// winPartition; it is called with i = 0, 1, 2 … in order.
+// partition; it is called with i = 0, 1, 2 … in order.
 type winCursor func(i int) (bson.RawValue, error)
 
 // winComputer is a window function that computes all its values of a
-// winPartition at once; they are small or alias the winPartition's documents.
+// partition at once; they are small or alias the partition's documents.
 type winComputer interface {
 	compute(p *winPartition, out []bson.RawValue) error
 }
 
 // eagerStart starts a winComputer: it fills the values (counted against the
-// memory limit until the winPartition is done) and hands them out.
+// memory limit until the partition is done) and hands them out.
 func eagerStart(c winComputer, p *winPartition) (winCursor, error) {
-	out := make([]bson.RawValue, len(p.docs))
+	out := make([]bson.RawValue, p.len())
 	if err := c.compute(p, out); err != nil {
 		return nil, err
 	}
@@ -62,6 +62,7 @@ type winParser func(env *winParseEnv, name string, spec bson.Raw) (winFunc, erro
 // window_*.go files fill it in init functions.
 var winFuncs = map[string]winParser{}
 
+// registerWin adds a window function; it panics on a duplicate.
 func registerWin(name string, p winParser) {
 	if _, dup := winFuncs[name]; dup {
 		panic("agg: window function registered twice: " + name)
@@ -129,13 +130,14 @@ func winArgs(spec bson.Raw, name string) (arg bson.RawValue, window *bson.RawVal
 	return arg, window, nil
 }
 
+// isWinFunc reports whether name is a window function.
 func isWinFunc(name string) bool {
 	_, ok := winFuncs[name]
 	return ok
 }
 
 // parseBounds parses an optional window, defaulting to the whole
-// winPartition.
+// partition.
 func (e *winParseEnv) parseBounds(window *bson.RawValue) (winBounds, error) {
 	if window == nil {
 		return wholePartition, nil

@@ -5,30 +5,30 @@ import (
 )
 
 // winMemory accounts the memory $setWindowFields holds for one
-// winPartition: the buffered documents, the values its functions computed,
-// and their states. It is reset at each winPartition.
+// partition: the buffered documents, the values its functions computed,
+// and their states. It is reset at each partition.
 type winMemory struct {
 	limit int64
 	used  int64 // documents and held values
 	max   int64 // the most used at once, for explain
 }
 
-// addDoc charges a buffered document; past the limit it fails as mongod's
-// spillable cache does when it cannot spill (5643011).
-//
-// Divergence: mongod spills a winPartition past the limit to disk when
-// allowDiskUse is true; Formwork keeps one winPartition in memory and fails
-// with the same error whatever allowDiskUse says.
-func (m *winMemory) addDoc(n int64) error {
+// addDoc charges a buffered document and reports whether the documents
+// now exceed the limit: the caller then spills them to disk, or fails
+// with errNoSpill.
+func (m *winMemory) addDoc(n int64) bool {
 	m.used += n
 	m.note(m.used)
-	if m.used >= m.limit {
-		return mongoerr.New(mongoerr.Code(5643011), "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
-	}
-	return nil
+	return m.used >= m.limit
 }
 
-// hold charges values a function keeps for the winPartition.
+// errNoSpill is mongod's error for a partition past the memory limit
+// without allowDiskUse (5643011).
+func errNoSpill() error {
+	return mongoerr.New(mongoerr.Code(5643011), "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
+}
+
+// hold charges values a function keeps for the partition.
 func (m *winMemory) hold(n int64) error {
 	m.used += n
 	return m.check(0)
@@ -50,7 +50,7 @@ func (m *winMemory) note(n int64) {
 	}
 }
 
-// reset forgets the winPartition that ended.
+// reset forgets the partition that ended.
 func (m *winMemory) reset() { m.used = 0 }
 
 // errTooLargeWin is the error for a window value past the BSON limit.

@@ -64,7 +64,11 @@ func (f *winNFunc) start(p *winPartition) (winCursor, error) {
 	nctx.SetRoot(newEmptyDoc())
 	feed := func(acc accumulator, lo, hi int) error {
 		for j := lo; j <= hi; j++ {
-			p.ctx.SetRoot(p.docs[j])
+			d, err := p.doc(j)
+			if err != nil {
+				return err
+			}
+			p.ctx.SetRoot(d)
 			if err := acc.process(p.ctx); err != nil {
 				return err
 			}
@@ -76,7 +80,7 @@ func (f *winNFunc) start(p *winPartition) (winCursor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := feed(acc, 0, len(p.docs)-1); err != nil {
+		if err := feed(acc, 0, p.len()-1); err != nil {
 			return nil, err
 		}
 		v, err := acc.result()

@@ -10,30 +10,56 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-// winPartition is one buffered winPartition of $setWindowFields, in sortBy
+// winPartition is one buffered partition of $setWindowFields, in sortBy
 // order, with what the window functions share: the evaluation context,
 // the values of the single sortBy field, and the memory account.
 type winPartition struct {
-	docs []bson.Raw
-	ctx  *expr.Ctx
-	sort *winSort
-	mem  *winMemory
+	docs  []bson.Raw // the documents, while in memory
+	spill *winSpill  // the documents, once spilled to disk
+	ctx   *expr.Ctx
+	sort  *winSort
+	mem   *winMemory
 
 	sortVals []bson.RawValue // the sortBy field of each document, computed on first use
 	typed    [2][2]int       // [numbers|dates] → first and last index of that type, -1 when none
 }
 
-// eval evaluates e against document i. The result may alias the document.
+// len is the number of documents in the partition.
+func (p *winPartition) len() int {
+	if p.spill != nil {
+		return len(p.spill.offs)
+	}
+	return len(p.docs)
+}
+
+// doc returns document i, from memory or from the spill file.
+func (p *winPartition) doc(i int) (bson.Raw, error) {
+	if p.spill != nil {
+		return p.spill.doc(i)
+	}
+	return p.docs[i], nil
+}
+
+// eval evaluates e against document i. The result may alias the document
+// in memory; from a spilled partition it is a copy.
 func (p *winPartition) eval(e expr.Expr, i int) (bson.RawValue, error) {
-	p.ctx.SetRoot(p.docs[i])
-	return e.Eval(p.ctx)
+	d, err := p.doc(i)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	p.ctx.SetRoot(d)
+	v, err := e.Eval(p.ctx)
+	if err != nil || p.spill == nil {
+		return v, err
+	}
+	return cloneValue(v), nil
 }
 
 // evalAll evaluates e against every document, counting the values against
 // the memory limit.
 func (p *winPartition) evalAll(e expr.Expr) ([]bson.RawValue, error) {
-	out := make([]bson.RawValue, len(p.docs))
-	for i := range p.docs {
+	out := make([]bson.RawValue, p.len())
+	for i := range out {
 		v, err := p.eval(e, i)
 		if err != nil {
 			return nil, err
@@ -46,7 +72,7 @@ func (p *winPartition) evalAll(e expr.Expr) ([]bson.RawValue, error) {
 // sortValues returns the value of the single sortBy field of each
 // document (missing where absent).
 func (p *winPartition) sortValues() ([]bson.RawValue, error) {
-	if p.sortVals != nil || len(p.docs) == 0 {
+	if p.sortVals != nil || p.len() == 0 {
 		return p.sortVals, nil
 	}
 	vals, err := p.evalAll(p.sort.first)
@@ -82,7 +108,7 @@ func (p *winPartition) sortValues() ([]bson.RawValue, error) {
 // the window's type (5429413, 5429414, 5429513) or the sortBy is
 // descending (5429404).
 func (p *winPartition) endpoints(w winBounds, i int) (lo, hi int, ok bool, err error) {
-	n := len(p.docs)
+	n := p.len()
 	if !w.rng {
 		lo, hi = 0, n-1
 		if w.lo.kind == boundCurrent {

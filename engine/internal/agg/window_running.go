@@ -41,22 +41,21 @@ func parseRank(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 	return &rankFunc{name: name}, nil
 }
 
-func (f *rankFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
-
-func (f *rankFunc) compute(p *winPartition, out []bson.RawValue) error {
-	var vals []bson.RawValue
-	if f.name != "$documentNumber" {
-		var err error
-		if vals, err = p.sortValues(); err != nil {
-			return err
-		}
+// start streams the ranks: each needs only the previous document's
+// sortBy value.
+func (f *rankFunc) start(p *winPartition) (winCursor, error) {
+	if f.name == "$documentNumber" {
+		return func(i int) (bson.RawValue, error) { return expr.IntOrLong(int64(i) + 1), nil }, nil
 	}
+	var prev bson.RawValue
 	rank, same := int64(0), int64(1)
-	for i := range out {
+	return func(i int) (bson.RawValue, error) {
+		v, err := p.eval(p.sort.first, i)
+		if err != nil {
+			return bson.RawValue{}, err
+		}
 		switch {
-		case f.name == "$documentNumber":
-			rank++
-		case i > 0 && sameRankValue(vals[i-1], vals[i], p.sort.dirs[0]):
+		case i > 0 && sameRankValue(prev, v, p.sort.dirs[0]):
 			same++
 		case f.name == "$rank":
 			rank += same
@@ -64,9 +63,9 @@ func (f *rankFunc) compute(p *winPartition, out []bson.RawValue) error {
 		default:
 			rank++
 		}
-		out[i] = expr.IntOrLong(rank)
-	}
-	return nil
+		prev = cloneValue(v)
+		return expr.IntOrLong(rank), nil
+	}, nil
 }
 
 // sameRankValue reports whether two sortBy values tie: nullish values all
@@ -145,22 +144,29 @@ func parseLeftUnbounded(env *winParseEnv, name string, spec bson.Raw) (winFunc, 
 	return &runningFunc{name: name, input: input}, nil
 }
 
-func (f *runningFunc) start(p *winPartition) (winCursor, error) { return eagerStart(f, p) }
+// start streams $locf, which needs only the last non-null value;
+// $linearFill looks ahead and computes the partition at once.
+func (f *runningFunc) start(p *winPartition) (winCursor, error) {
+	if f.name != "$locf" {
+		return eagerStart(f, p)
+	}
+	last := expr.Null()
+	return func(i int) (bson.RawValue, error) {
+		v, err := p.eval(f.input, i)
+		if err != nil {
+			return bson.RawValue{}, err
+		}
+		if !expr.IsNullish(v) {
+			last = v
+		}
+		return last, nil
+	}, nil
+}
 
 func (f *runningFunc) compute(p *winPartition, out []bson.RawValue) error {
 	in, err := p.evalAll(f.input)
 	if err != nil {
 		return err
-	}
-	if f.name == "$locf" {
-		last := expr.Null()
-		for i, v := range in {
-			if !expr.IsNullish(v) {
-				last = v
-			}
-			out[i] = last
-		}
-		return nil
 	}
 	return linearFill(p, in, out)
 }
@@ -245,6 +251,7 @@ type emaFunc struct {
 	alpha *big.Float
 }
 
+// emaPrec is the precision of $expMovingAvg's arithmetic, in bits.
 const emaPrec = 200
 
 // parseExpMovingAvg parses {$expMovingAvg: {input: <expr>, N: <int>}} or

@@ -111,6 +111,7 @@ type winCovState struct {
 	mx, my, c float64
 }
 
+// pairOf returns the numbers of a [x, y] covariance input.
 func pairOf(v bson.RawValue) (float64, float64, bool) {
 	if v.Type != bson.TypeArray {
 		return 0, 0, false

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 	"strconv"
 
@@ -46,6 +47,7 @@ type winNumTotal struct {
 	dsum, dcomp             float64
 	nan, posInf, negInf     int64
 	nInt, nLong, nDbl, nDec int64
+	dec                     decTotal // the finite decimals, exactly
 }
 
 // addNum adds (sign 1) or removes (sign -1) a numeric value; it reports
@@ -63,8 +65,10 @@ func (t *winNumTotal) addNum(v bson.RawValue, sign int64) bool {
 		t.addFloat(v.Double(), sign)
 	case bson.TypeDecimal128:
 		t.nDec += sign
-		f, _ := bsonkit.Float64(v)
-		t.addFloat(f, sign)
+		if !t.dec.add(v.Decimal128(), sign) {
+			f, _ := bsonkit.Float64(v)
+			t.addFloat(f, sign)
+		}
 	default:
 		return false
 	}
@@ -168,7 +172,7 @@ func (t *winNumTotal) float() float64 {
 // or long).
 func (t *winNumTotal) sum(removable bool) bson.RawValue {
 	if t.nDec > 0 {
-		return decimalOf(t.float())
+		return t.decimal(1)
 	}
 	if t.nDbl > 0 {
 		return expr.Double(t.float())
@@ -183,8 +187,50 @@ func (t *winNumTotal) sum(removable bool) bson.RawValue {
 	return expr.Int64(i)
 }
 
+// decimal returns the sum divided by n as a decimal128: exact where the
+// inputs are decimals and integers, doubles taken to 15 digits as mongod
+// converts them.
+func (t *winNumTotal) decimal(n int64) bson.RawValue {
+	if f, ok := t.special(); ok {
+		return decimalOf(f)
+	}
+	r := new(big.Rat)
+	exp := math.MaxInt32
+	if e, ok := t.dec.minExp(); ok {
+		r.Add(r, t.dec.sum)
+		exp = e
+	}
+	if t.nInt+t.nLong > 0 {
+		if i, ok := t.intSum(); ok {
+			r.Add(r, new(big.Rat).SetInt64(i))
+		} else {
+			fr, _ := ratOfFloat(t.intFloat())
+			r.Add(r, fr)
+		}
+		exp = min(exp, 0)
+	}
+	if t.nDbl > 0 {
+		fr, fe := ratOfFloat(t.dsum + t.dcomp)
+		r.Add(r, fr)
+		exp = min(exp, fe)
+	}
+	if exp == math.MaxInt32 {
+		exp = 0
+	}
+	if n != 1 {
+		r.Quo(r, new(big.Rat).SetInt64(n))
+	}
+	return ratDecimal(r, exp)
+}
+
 // decimalOf converts a double to a decimal128 with its shortest digits.
-// Divergence: window functions compute decimals in double precision.
+//
+// Divergence: $sum and $avg compute decimals exactly as mongod does, but
+// $derivative, $integral, $linearFill and $expMovingAvg compute decimal
+// inputs in double (or 200-bit float) precision before converting the
+// result to decimal128, so their last digits may differ from mongod's
+// decimal arithmetic (tested in setwindowfields.txt by the exact cases
+// only).
 func decimalOf(f float64) bson.RawValue {
 	var s string
 	switch {
@@ -223,9 +269,9 @@ func (s *winSumState) value() (bson.RawValue, error) {
 	if n == 0 {
 		return expr.Null(), nil
 	}
-	avg := s.t.float() / float64(n)
 	if s.t.nDec > 0 {
-		return decimalOf(avg), nil
+		return s.t.decimal(n), nil
 	}
+	avg := s.t.float() / float64(n)
 	return expr.Double(avg), nil
 }

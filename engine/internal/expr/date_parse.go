@@ -13,14 +13,16 @@ import (
 type parsedDate struct {
 	y, m, d, h, i, s, ms int
 	isoY, isoW, isoD     int
+	week, wday           int    // %U (weeks from the first Sunday) and %w (1 = Sunday)
 	zoned                bool   // the string carried a zone (Z, an offset, an abbreviation)
 	abbr                 string // the zone's abbreviation (UTC, EST …), "" for an offset
 	offset               int    // seconds east of UTC when zoned
 	unix                 bool   // "@<seconds>": the instant is y…s in UTC
 }
 
+// newParsedDate returns a parsedDate with every field unset.
 func newParsedDate() parsedDate {
-	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
+	return parsedDate{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, "", 0, false}
 }
 
 // dateParseError is the ConversionFailure $dateFromString reports.
@@ -45,6 +47,12 @@ func (p *parsedDate) resolve(src string, z *tzone) (int64, error) {
 		w, d := max(p.isoW, 1), max(p.isoD, 1)
 		jan4 := time.Date(p.isoY, time.January, 4, 0, 0, 0, 0, time.UTC)
 		t := jan4.AddDate(0, 0, -(isoDayOfWeek(jan4)-1)+(w-1)*7+(d-1))
+		p.y, p.m, p.d = t.Year(), int(t.Month()), t.Day()
+	}
+	if p.y >= 0 && p.m < 0 && p.d < 0 && (p.week >= 0 || p.wday >= 0) {
+		jan1 := time.Date(p.y, time.January, 1, 0, 0, 0, 0, time.UTC)
+		firstSunday := (7 - int(jan1.Weekday())) % 7
+		t := jan1.AddDate(0, 0, firstSunday+(max(p.week, 0)-1)*7+max(p.wday, 1)-1)
 		p.y, p.m, p.d = t.Year(), int(t.Month()), t.Day()
 	}
 	if p.y < 0 || p.m < 0 || p.d < 0 {
@@ -80,8 +88,10 @@ type scanner struct {
 	pos int
 }
 
+// eof reports whether the whole string has been read.
 func (sc *scanner) eof() bool { return sc.pos >= len(sc.s) }
 
+// peek returns the next byte, or 0 at the end.
 func (sc *scanner) peek() byte {
 	if sc.eof() {
 		return 0
@@ -161,6 +171,7 @@ func (sc *scanner) zone(p *parsedDate) bool {
 	return true
 }
 
+// monthNames are the three-letter English month prefixes, January first.
 var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 
 // monthName reads an English month name or its three-letter abbreviation.
@@ -182,12 +193,15 @@ func (sc *scanner) monthName() int {
 
 // parseDateFree parses a date string without a format, accepting the
 // forms timelib's free-form parser is most often given: ISO 8601 dates and
-// times (2017-02-08T12:10:40.787Z, 2017-02-08 12:10:40+02:00), slashed
-// dates (2017/02/08, 02/08/2017) and English month names (Feb 8, 2017,
-// 8 February 2017).
+// times (2017-02-08T12:10:40.787Z, 2017-02-08 12:10:40+02:00), ISO week
+// dates (2017-W05-3), slashed dates (2017/02/08, 02/08/2017), English
+// month and day names (Tuesday, Feb 8th, 2017; 8 February 2017), 12-hour
+// times (11:59 PM), zone abbreviations (UTC, GMT+02:00, EST) and
+// "@<seconds>".
 //
-// Divergence: timelib accepts many more free-form inputs ("next monday",
-// relative offsets, week dates); those fail here with ConversionFailure.
+// Divergence: timelib accepts still more free-form inputs (relative
+// phrases such as "tomorrow" or "+1 week", compact 20170208); those fail
+// here with ConversionFailure.
 func parseDateFree(src string, z *tzone) (int64, error) {
 	p := newParsedDate()
 	sc := &scanner{s: strings.TrimSpace(src)}
@@ -244,8 +258,10 @@ func parseDateFree(src string, z *tzone) (int64, error) {
 	return p.resolve(src, z)
 }
 
+// isLetter reports whether c is an ASCII letter.
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
+// weekdayNames are the English day names, Sunday first.
 var weekdayNames = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
 
 // weekday skips a leading day name ("Tue", "Tuesday,"), which timelib
@@ -330,6 +346,26 @@ func (sc *scanner) datePart(p *parsedDate) error {
 			return errBad
 		}
 		p.y, p.m, p.d = y, m, a
+		return nil
+	}
+	if na == 4 && (sep == 'W' || sep == '-' && sc.pos+1 < len(sc.s) && sc.s[sc.pos+1] == 'W') {
+		// ISO week date: 2017-W05-3, 2017W053, 2017-W05 (Monday).
+		if sep == '-' {
+			sc.pos++
+		}
+		sc.pos++
+		w, nw := sc.digits(2)
+		if nw != 2 {
+			return errBad
+		}
+		d := 1
+		if sc.peek() == '-' {
+			sc.pos++
+		}
+		if dd, nd := sc.digits(1); nd == 1 {
+			d = dd
+		}
+		p.isoY, p.isoW, p.isoD = a, w, d
 		return nil
 	}
 	if sep != '-' && sep != '/' {
@@ -479,11 +515,26 @@ func parseDateWithFormat(src, format string, z *tzone) (int64, error) {
 			case 'V':
 				p.isoW = v
 			}
-		case 'u':
+		case 'u', 'w':
 			if v, _, ok = sc.number(1); !ok {
 				return fail("A single digit day of week could not be found")
 			}
-			p.isoD = v
+			if spec == 'u' {
+				p.isoD = v
+			} else {
+				p.wday = v
+			}
+		case 'U':
+			if v, _, ok = sc.number(2); !ok {
+				return fail("A two digit week could not be found")
+			}
+			p.week = v
+		case 'b', 'B':
+			m := sc.monthName()
+			if m == 0 {
+				return fail("A textual month could not be found")
+			}
+			p.m = m
 		case 'L':
 			if v, n, ok = sc.number(3); !ok {
 				return fail("A three digit millisecond could not be found")

@@ -30,12 +30,16 @@ func init() {
 	}))
 	register("$exp", opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) {
 		if v.Type == bson.TypeDecimal128 {
-			return round34(decViaFloat(decOf(v), math.Exp)).toRaw(), nil
+			return decExp(decOf(v)).toRaw(), nil
 		}
 		return Double(math.Exp(numFloat(v))), nil
 	}))
-	register("$ln", opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) { return logOf(v, "$ln", 28766, math.Log) }))
-	register("$log10", opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) { return logOf(v, "$log10", 28761, math.Log10) }))
+	register("$ln", opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) {
+		return logOf(v, "$ln", 28766, math.Log, decLn)
+	}))
+	register("$log10", opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) {
+		return logOf(v, "$log10", 28761, math.Log10, decLog10)
+	}))
 	register("$sqrt", opNumeric(sqrtNum))
 	register("$log", opValues(2, logBase))
 	register("$pow", opValues(2, pow))
@@ -81,6 +85,7 @@ type addState struct {
 	isDate bool
 }
 
+// add adds one number or date to the sum.
 func (s *addState) add(v bson.RawValue) error {
 	old := s.width
 	var asLong int64
@@ -129,6 +134,7 @@ func (s *addState) add(v bson.RawValue) error {
 	return nil
 }
 
+// value returns the sum in its final type.
 func (s *addState) value() (bson.RawValue, error) {
 	if s.isDate {
 		switch s.width {
@@ -224,6 +230,7 @@ type multiplyState struct {
 	dec    dec
 }
 
+// mul multiplies the product by one number.
 func (s *multiplyState) mul(v bson.RawValue) {
 	old := s.width
 	s.width = max(s.width, numWidth(v.Type))
@@ -380,11 +387,11 @@ func roundInteger(v bson.RawValue, f func(float64) float64, mode int) bson.RawVa
 }
 
 // logOf is $ln and $log10: a positive argument (or NaN) is required.
-func logOf(v bson.RawValue, name string, code int32, f func(float64) float64) (bson.RawValue, error) {
+func logOf(v bson.RawValue, name string, code int32, f func(float64) float64, df func(dec) dec) (bson.RawValue, error) {
 	if v.Type == bson.TypeDecimal128 {
 		d := decOf(v)
 		if d.form != decNaN && !d.neg && !d.isZero() {
-			return round34(decViaFloat(d, f)).toRaw(), nil
+			return df(d).toRaw(), nil
 		}
 	}
 	x := numFloat(v)
@@ -412,7 +419,7 @@ func logBase(v []bson.RawValue) (bson.RawValue, error) {
 		one := decFromInt(1)
 		positive := func(d dec) bool { return d.form != decNaN && !d.neg && !d.isZero() }
 		if positive(a) && positive(b) && !(b.form == decFinite && decSub(b, one).isZero()) {
-			return round34(decFromFloat(math.Log(a.float())/math.Log(b.float()), 34)).toRaw(), nil
+			return decLog(a, b).toRaw(), nil
 		}
 	}
 	x, b := numFloat(arg), numFloat(base)
@@ -460,15 +467,19 @@ func pow(v []bson.RawValue) (bson.RawValue, error) {
 		if b.isZero() && e.neg && !e.isZero() && e.form != decNaN {
 			return bson.RawValue{}, zeroNeg()
 		}
-		if n, ok := e.int64(roundDown); ok && e.form == decFinite {
-			if back := decFromInt(n); decSub(back, e).isZero() {
-				if r, ok := decPowInt(b, n); ok {
-					return decNormalize(r).toRaw(), nil
+		// mongod's Decimal128::power normalizes its result to 34 digits.
+		if n, ok := e.int64(roundDown); ok && e.form == decFinite && decSub(decFromInt(n), e).isZero() {
+			if r, ok := decPowInt(b, abs64(n)); ok {
+				if n < 0 {
+					if r.isZero() {
+						return decInfv(false).toRaw(), nil
+					}
+					r = decQuo(decFromInt(1), r)
 				}
+				return decNormalize(r).toRaw(), nil
 			}
 		}
-		// mongod's Decimal128::power normalizes its result to 34 digits.
-		return decNormalize(decFromFloat(math.Pow(b.float(), e.float()), 34)).toRaw(), nil
+		return decNormalize(decPowReal(b, e)).toRaw(), nil
 	}
 	bf, ef := numFloat(base), numFloat(exp)
 	if bf == 0 && ef < 0 {
@@ -505,6 +516,14 @@ func pow(v []bson.RawValue) (bson.RawValue, error) {
 		return Double(math.Pow(float64(b), float64(e))), nil
 	}
 	return format(r.Int64()), nil
+}
+
+// abs64 returns |n|.
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // roundOrTrunc is $round (ties to even) and $trunc with an optional place

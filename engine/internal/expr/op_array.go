@@ -27,6 +27,7 @@ func init() {
 	register("$isArray", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return Bool(v[0].Type == bson.TypeArray), nil }))
 }
 
+// arraySize is $size: the number of elements of an array.
 func arraySize(v []bson.RawValue) (bson.RawValue, error) {
 	if v[0].Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(17124, "The argument to $size must be an array, but was of type: %s", typeName(v[0]))
@@ -65,6 +66,7 @@ func arrayElemAt(name string, arity int, arr, idx bson.RawValue) (bson.RawValue,
 	return vals[n], nil
 }
 
+// inArray is $in: whether the array holds the value (BSON equality).
 func inArray(v []bson.RawValue) (bson.RawValue, error) {
 	if v[1].Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(40081, "$in requires an array as a second argument, found: %s", typeName(v[1]))
@@ -162,6 +164,7 @@ func concatArrays(c *Ctx, args []Expr) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
+// reverseArray is $reverseArray; null and missing give null.
 func reverseArray(v []bson.RawValue) (bson.RawValue, error) {
 	in := v[0]
 	if IsNullish(in) {

@@ -128,6 +128,7 @@ func (e *switchExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return e.def.Eval(c)
 }
 
+// parseSwitch parses {branches: [{case, then}, …], default}.
 func parseSwitch(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 40060, "$switch requires an object as an argument, found: "+typeName(arg))
 	if err != nil {
@@ -186,6 +187,7 @@ func (e *switchExpr) optimize() (Expr, error) {
 	return out, nil
 }
 
+// parseBranch parses one {case, then} branch.
 func (e *switchExpr) parseBranch(p *Parser, br bson.RawValue) error {
 	if br.Type != bson.TypeEmbeddedDocument {
 		return exprErr(40062, "$switch expected each branch to be an object, found: %s", typeName(br))

@@ -25,6 +25,7 @@ func init() {
 // timeUnit is a $dateAdd/$dateDiff/$dateTrunc unit.
 type timeUnit int
 
+// The time units, smallest first.
 const (
 	unitMillisecond timeUnit = iota
 	unitSecond
@@ -37,11 +38,13 @@ const (
 	unitYear
 )
 
+// timeUnits maps unit names to units.
 var timeUnits = map[string]timeUnit{
 	"millisecond": unitMillisecond, "second": unitSecond, "minute": unitMinute, "hour": unitHour,
 	"day": unitDay, "week": unitWeek, "month": unitMonth, "quarter": unitQuarter, "year": unitYear,
 }
 
+// unitNames are the units' names, by unit.
 var unitNames = []string{"millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year"}
 
 // unitMillis is the length of the fixed-size units.
@@ -63,6 +66,7 @@ func evalUnit(c *Ctx, e Expr, op string) (timeUnit, bool, error) {
 	return u, true, nil
 }
 
+// weekdays maps startOfWeek names and abbreviations (lower case) to days.
 var weekdays = map[string]time.Weekday{
 	"sunday": time.Sunday, "sun": time.Sunday, "monday": time.Monday, "mon": time.Monday,
 	"tuesday": time.Tuesday, "tue": time.Tuesday, "wednesday": time.Wednesday, "wed": time.Wednesday,
@@ -96,6 +100,7 @@ type dateArithExpr struct {
 	start, unit, amount, tz Expr
 }
 
+// parseDateArith parses {startDate, unit, amount, timezone} (5166400-5166402).
 func parseDateArith(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.Code(5166400), "%s expects an object as its argument", name)
@@ -112,6 +117,7 @@ func parseDateArith(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&dateArithExpr{name: name, start: args["startDate"], unit: args["unit"], amount: args["amount"], tz: args["timezone"]}, args)
 }
 
+// Eval adds (or subtracts) the amount; nullish operands give null.
 func (e *dateArithExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	start, err := e.start.Eval(c)
 	if err != nil || IsNullish(start) {
@@ -174,6 +180,7 @@ func maxDateAddAmount(u timeUnit) int64 {
 	return maxDays * 24 * 60 * 60
 }
 
+// errDateAddOverflow is $dateAdd's result outside the BSON date range.
 var errDateAddOverflow = mongoerr.New(mongoerr.Code(5166406), "dateAdd overflowed")
 
 // dateAdd adds amount units to the instant ms in zone z.
@@ -238,6 +245,7 @@ func instantMillis(s int64, ms int64) (int64, error) {
 	return s*1000 + int64(msOf(ms)), nil
 }
 
+// checkedAdd adds two millisecond counts, failing with 5166406 on overflow.
 func checkedAdd(a, b int64) (int64, error) {
 	s := a + b
 	if (b > 0 && s < a) || (b < 0 && s > a) {
@@ -251,6 +259,8 @@ type dateDiffExpr struct {
 	start, end, unit, tz, startOfWeek Expr
 }
 
+// parseDateDiff parses {startDate, endDate, unit, timezone, startOfWeek}
+// (5166301-5166305).
 func parseDateDiff(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(mongoerr.Code(5166301), "$dateDiff only supports an object as its argument")
@@ -272,6 +282,7 @@ func parseDateDiff(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&dateDiffExpr{start: args["startDate"], end: args["endDate"], unit: args["unit"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
+// Eval returns the number of unit boundaries crossed, as a long.
 func (e *dateDiffExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	const op = "$dateDiff"
 	start, err := e.start.Eval(c)
@@ -328,6 +339,7 @@ func civilDay(t time.Time) int64 {
 	return dateFloorDiv(d.Unix(), 86400)
 }
 
+// dateFloorDiv divides rounding toward negative infinity.
 func dateFloorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
@@ -372,6 +384,8 @@ type dateTruncExpr struct {
 	date, unit, binSize, tz, startOfWeek Expr
 }
 
+// parseDateTrunc parses {date, unit, binSize, timezone, startOfWeek}
+// (5439007-5439010).
 func parseDateTrunc(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(mongoerr.Code(5439007), "$dateTrunc only supports an object as its argument")
@@ -391,6 +405,7 @@ func parseDateTrunc(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&dateTruncExpr{date: args["date"], unit: args["unit"], binSize: args["binSize"], tz: args["timezone"], startOfWeek: args["startOfWeek"]}, args)
 }
 
+// Eval truncates the date to the start of its bin.
 func (e *dateTruncExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	const op = "$dateTrunc"
 	date, err := e.date.Eval(c)
@@ -468,6 +483,9 @@ func truncateDate(ms int64, u timeUnit, bin int64, z *tzone, sow time.Weekday) (
 		r := shifted % binMs
 		if r < 0 {
 			r += binMs
+		}
+		if ms-r > ms {
+			return 0, mongoerr.New(mongoerr.Code(5439001), "dateTrunc overflowed")
 		}
 		return ms - r, nil
 	}

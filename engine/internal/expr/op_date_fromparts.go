@@ -10,6 +10,7 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
+// init registers $dateFromParts.
 func init() {
 	register("$dateFromParts", parseDateFromParts)
 }
@@ -23,9 +24,12 @@ type dateFromPartsExpr struct {
 	iso  bool
 }
 
+// dateFromPartsFields are the arguments $dateFromParts accepts.
 var dateFromPartsFields = []string{"year", "month", "day", "hour", "minute", "second", "millisecond",
 	"isoWeekYear", "isoWeek", "isoDayOfWeek", "timezone"}
 
+// parseDateFromParts parses the parts document (40489, 40516, 40518, 40519,
+// 40525).
 func parseDateFromParts(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(mongoerr.Code(40519), "$dateFromParts only supports an object as its argument")
@@ -73,6 +77,7 @@ func (e *dateFromPartsExpr) part(c *Ctx, name string, def int64, bounded bool) (
 	return n, true, nil
 }
 
+// Eval builds the date; any nullish part or timezone gives null.
 func (e *dateFromPartsExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	var vals [4]int64
 	for i, f := range []struct {

@@ -48,13 +48,16 @@ type datePartExpr struct {
 	part     func(t time.Time, ms int64) bson.RawValue
 }
 
+// datePartParser returns the parser of one extractor: a date expression,
+// [date], or {date, timezone} (40535, 40536, 40539).
 func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		switch arg.Type {
 		case bson.TypeEmbeddedDocument:
 			doc := arg.Document()
+			// {} is the options form too: it lacks a date.
 			first, err := doc.IndexErr(0)
-			if err == nil && !strings.HasPrefix(first.Key(), "$") {
+			if err != nil || !strings.HasPrefix(first.Key(), "$") {
 				args, err := namedArgs(p, doc, []string{"date", "timezone"}, func(k string) error {
 					return mongoerr.Newf(mongoerr.Code(40535), "unrecognized option to %s: \"%s\"", name, k)
 				})
@@ -62,7 +65,7 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 					return nil, err
 				}
 				if args["date"] == nil {
-					return nil, mongoerr.Newf(mongoerr.Code(40539), "missing 'date' argument to %s, provided: %s: %s", name, name, valueString(arg))
+					return nil, mongoerr.Newf(mongoerr.Code(40539), "missing 'date' argument to %s, provided: %s: %s", name, name, bsonString(arg))
 				}
 				return foldNamed(&datePartExpr{date: args["date"], tz: args["timezone"], part: part}, args)
 			}
@@ -81,6 +84,7 @@ func datePartParser(part func(t time.Time, ms int64) bson.RawValue) parseFunc {
 	}
 }
 
+// Eval extracts the part; a nullish date or timezone gives null.
 func (e *datePartExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	v, err := e.date.Eval(c)
 	if err != nil {
@@ -105,6 +109,7 @@ type dateToPartsExpr struct {
 	date, tz, iso Expr
 }
 
+// parseDateToParts parses {date, timezone, iso8601} (40520, 40522, 40524).
 func parseDateToParts(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(mongoerr.Code(40524), "$dateToParts only supports an object as its argument")
@@ -121,6 +126,7 @@ func parseDateToParts(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&dateToPartsExpr{date: args["date"], tz: args["timezone"], iso: args["iso8601"]}, args)
 }
 
+// Eval returns the calendar or ISO week-date parts as a document of ints.
 func (e *dateToPartsExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	v, err := e.date.Eval(c)
 	if err != nil {

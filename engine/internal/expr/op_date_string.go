@@ -10,17 +10,15 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
+// init registers $dateToString and $dateFromString.
 func init() {
 	register("$dateToString", parseDateToString)
 	register("$dateFromString", parseDateFromString)
 }
 
-// Default formats of $dateToString: with a Z in UTC, without one in any
-// other zone.
-const (
-	isoFormatZ    = "%Y-%m-%dT%H:%M:%S.%LZ"
-	isoFormatNonZ = "%Y-%m-%dT%H:%M:%S.%L"
-)
+// isoFormatZ is $dateToString's default format. In MongoDB 7.0 it ends in
+// Z whatever the timezone argument (7.1 drops the Z outside UTC).
+const isoFormatZ = "%Y-%m-%dT%H:%M:%S.%LZ"
 
 // validateDateFormat checks that every '%' in format is followed by one
 // of the allowed specifier letters or another '%' (18535, 18536).
@@ -42,8 +40,8 @@ func validateDateFormat(format, allowed string) error {
 
 // The specifiers $dateToString and $dateFromString accept.
 const (
-	toStringSpecifiers   = "dGHjLmMSwuUVYzZ"
-	fromStringSpecifiers = "dGHLmMSuVYzZ"
+	toStringSpecifiers   = "bBdGHjLmMSwuUVYzZ"
+	fromStringSpecifiers = "bBdGHLmMSuUVwYzZ"
 )
 
 // formatDate renders the instant ms in zone z with a validated format.
@@ -73,6 +71,10 @@ func formatDate(format string, ms int64, z *tzone) (string, error) {
 		switch format[i] {
 		case '%':
 			b.WriteByte('%')
+		case 'b':
+			b.WriteString(t.Month().String()[:3])
+		case 'B':
+			b.WriteString(t.Month().String())
 		case 'Y':
 			err = pad(t.Year(), 4)
 		case 'G':
@@ -135,6 +137,8 @@ type dateToStringExpr struct {
 	date, format, tz, onNull Expr
 }
 
+// parseDateToString parses {date, format, timezone, onNull} (18534, 18628,
+// 18629).
 func parseDateToString(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(mongoerr.Code(18629), "$dateToString only supports an object as its argument")
@@ -151,6 +155,7 @@ func parseDateToString(p *Parser, name string, arg bson.RawValue) (Expr, error) 
 	return foldNamed(&dateToStringExpr{date: args["date"], format: args["format"], tz: args["timezone"], onNull: args["onNull"]}, args)
 }
 
+// Eval formats the date; onNull (or null) answers a nullish date.
 func (e *dateToStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	date, err := e.date.Eval(c)
 	if err != nil {
@@ -189,8 +194,6 @@ func (e *dateToStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 			return Null(), nil
 		}
 		f = format.StringValue()
-	} else if !z.isUTC() {
-		f = isoFormatNonZ
 	}
 	ms, err := coerceToDate(date)
 	if err != nil {
@@ -208,6 +211,8 @@ type dateFromStringExpr struct {
 	str, format, tz, onError, onNull Expr
 }
 
+// parseDateFromString parses {dateString, format, timezone, onError, onNull}
+// (40540-40542).
 func parseDateFromString(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.Code(40540), "$dateFromString only supports an object as an argument, found: %s", bsonkit.TypeName(arg.Type))
@@ -227,6 +232,7 @@ func parseDateFromString(p *Parser, name string, arg bson.RawValue) (Expr, error
 // ConversionFailure is the code of a failed $convert or date parse.
 const codeConversionFailure = mongoerr.ConversionFailure
 
+// Eval parses the string; onError catches ConversionFailure only.
 func (e *dateFromStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	s, err := e.str.Eval(c)
 	if err != nil {
@@ -263,6 +269,8 @@ func (e *dateFromStringExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return out, err
 }
 
+// convert parses a non-nullish date string, with the format when one is
+// given.
 func (e *dateFromStringExpr) convert(s, format bson.RawValue, z *tzone) (bson.RawValue, error) {
 	if s.Type != bson.TypeString {
 		return bson.RawValue{}, mongoerr.Newf(codeConversionFailure, "$dateFromString requires that 'dateString' be a string, found: %s with value %s", bsonkit.TypeName(s.Type), valueString(s))

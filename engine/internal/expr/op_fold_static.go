@@ -29,6 +29,7 @@ func foldStatic(e Expr, ops ...Expr) (Expr, error) {
 // optimizer runs.
 type foldedExpr struct{ v bson.RawValue }
 
+// Eval returns the folded value.
 func (e *foldedExpr) Eval(*Ctx) (bson.RawValue, error) { return e.v, nil }
 
 // foldNamed is foldStatic over an operator's named arguments.

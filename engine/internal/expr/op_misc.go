@@ -1,15 +1,18 @@
 package expr
 
 import (
+	"crypto/md5"
 	"encoding/binary"
+	"hash"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 )
 
-// Miscellaneous operators: $rand, $bsonSize, $binarySize, and $function,
-// which parses like mongod's but cannot run (no JavaScript engine).
+// Miscellaneous operators: $rand, $bsonSize, $binarySize,
+// $toHashedIndexKey, and $function, which parses like mongod's but cannot
+// run (no JavaScript engine).
 //
 // Reference: https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/#miscellaneous-operators
 func init() {
@@ -17,6 +20,58 @@ func init() {
 	register("$bsonSize", opValues(1, bsonSize))
 	register("$binarySize", opValues(1, binarySize))
 	register("$function", parseFunction)
+	register("$toHashedIndexKey", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) {
+		x := v[0]
+		if x.Type == 0 {
+			x = Null()
+		}
+		return Int64(HashValue(x)), nil
+	}))
+}
+
+// HashValue is the key a hashed index stores for v: mongod's
+// BSONElementHasher::hash64 with seed 0, the first 8 bytes (little-endian)
+// of an MD5 over the value's canonical type and contents, numbers taken as
+// 64-bit integers. Values equal in BSON order hash alike.
+func HashValue(v bson.RawValue) int64 {
+	h := md5.New()
+	h.Write([]byte{0, 0, 0, 0}) // the seed
+	hashInto(h, v, "", false, 0)
+	return int64(binary.LittleEndian.Uint64(h.Sum(nil)))
+}
+
+// hashInto adds one element to the hash; depth bounds the recursion.
+func hashInto(h hash.Hash, v bson.RawValue, name string, withName bool, depth int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint32(b[:4], uint32(int32(bsonkit.CanonicalType(v.Type))))
+	h.Write(b[:4])
+	if withName {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+	}
+	switch {
+	case isNum(v):
+		n, _ := bsonkit.TruncInt64(v) // NaN hashes as 0, ±Inf saturate
+		binary.LittleEndian.PutUint64(b[:], uint64(n))
+		h.Write(b[:])
+	case v.Type == bson.TypeEmbeddedDocument || v.Type == bson.TypeArray || v.Type == bson.TypeCodeWithScope:
+		doc := v.Value
+		if v.Type == bson.TypeCodeWithScope {
+			code, scope := v.CodeWithScope()
+			h.Write(v.Value[8 : 8+len(code)+1])
+			doc = scope
+		}
+		if depth < MaxDepth*2 {
+			bsonkit.ForEach(doc, func(k string, ev bson.RawValue) bool {
+				hashInto(h, ev, k, true, depth+1)
+				return true
+			})
+		}
+		// The terminating EOO element: canonical type 0 and an empty name.
+		h.Write([]byte{0, 0, 0, 0, 0})
+	default:
+		h.Write(v.Value)
+	}
 }
 
 // randExpr is $rand: a double in [0, 1) from the context's source.
@@ -24,6 +79,7 @@ type randExpr struct{}
 
 func (randExpr) Eval(c *Ctx) (bson.RawValue, error) { return Double(c.Rand()), nil }
 
+// parseRand parses {$rand: {}}.
 func parseRand(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, exprErr(10065, "invalid parameter: expected an object ($rand)")

@@ -30,6 +30,7 @@ type fieldList struct {
 	size int
 }
 
+// newFieldList returns an empty fieldList.
 func newFieldList() *fieldList { return &fieldList{pos: map[string]int{}} }
 
 // set replaces k's value where k is, or appends k; a missing v removes k.
@@ -93,36 +94,30 @@ func mergeObjects(c *Ctx, args []Expr) (bson.RawValue, error) {
 	return f.doc()
 }
 
-// constFieldName checks the 'field' argument of $getField and $setField:
-// a constant string, not a field path.
-func constFieldName(e Expr, name string, pathCode, constCode, typeCode int32) (string, error) {
-	if pe, ok := e.(*pathExpr); ok {
-		fp := "$$" + varPathString(pe)
-		if pe.slot == SlotCurrent && pe.parts != nil {
-			fp = "$" + strings.Join(pe.parts, ".")
-		}
+// constFieldName checks the 'field' argument of $getField and $setField
+// as mongod does before optimizing: raw must not be a field path
+// (pathCode), must be a constant, a literal or {$const: …} (constCode),
+// and must be a string (typeCode).
+func constFieldName(raw bson.RawValue, name string, pathCode, constCode, typeCode int32) (string, error) {
+	if raw.Type == bson.TypeString && strings.HasPrefix(raw.StringValue(), "$") {
+		fp := raw.StringValue()
 		return "", exprErr(pathCode, "'%s' is a field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?", fp, fp)
 	}
-	v, ok := IsConst(e)
-	if !ok {
+	v := raw
+	switch raw.Type {
+	case bson.TypeArray:
 		return "", exprErr(constCode, "%s requires 'field' to evaluate to a constant, but got a non-constant argument", name)
+	case bson.TypeEmbeddedDocument:
+		elems, _ := raw.Document().Elements()
+		if len(elems) != 1 || (elems[0].Key() != "$const" && elems[0].Key() != "$literal") {
+			return "", exprErr(constCode, "%s requires 'field' to evaluate to a constant, but got a non-constant argument", name)
+		}
+		v = elems[0].Value()
 	}
 	if v.Type != bson.TypeString {
 		return "", exprErr(typeCode, "%s requires 'field' to evaluate to type String, but got %s", name, typeName(v))
 	}
 	return v.StringValue(), nil
-}
-
-// varPathString spells a variable path for messages.
-func varPathString(pe *pathExpr) string {
-	s := "CURRENT"
-	if pe.slot == SlotRoot {
-		s = "ROOT"
-	}
-	if pe.parts != nil {
-		s += "." + strings.Join(pe.parts, ".")
-	}
-	return s
 }
 
 // getFieldExpr reads one field, named by a constant that may contain '.'
@@ -155,8 +150,11 @@ func currentExpr(p *Parser) (Expr, error) {
 	return p.parsePath("$$CURRENT")
 }
 
+// parseGetField parses {field, input}, or a field alone with $$CURRENT as
+// the input.
 func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	var fieldE, inputE Expr
+	var fieldRaw bson.RawValue
 	if arg.Type == bson.TypeEmbeddedDocument {
 		elems, err := objectArgs(arg, 0, "")
 		if err != nil {
@@ -166,6 +164,7 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			k := el.Key()
 			switch {
 			case fieldE == nil && inputE == nil && strings.HasPrefix(k, "$"):
+				fieldRaw = arg
 				if fieldE, err = p.Parse(arg); err != nil {
 					return nil, err
 				}
@@ -173,7 +172,8 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 					return nil, err
 				}
 			case k == "field":
-				fieldE, err = p.Parse(el.Value())
+				fieldRaw = el.Value()
+				fieldE, err = p.Parse(fieldRaw)
 			case k == "input":
 				inputE, err = p.Parse(el.Value())
 			default:
@@ -188,6 +188,7 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		}
 	} else {
 		var err error
+		fieldRaw = arg
 		if fieldE, err = p.Parse(arg); err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func parseGetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if inputE == nil {
 		return nil, exprErr(3041703, "$getField requires 'input' to be specified")
 	}
-	field, err := constFieldName(fieldE, "$getField", 5654600, 5654601, 5654602)
+	field, err := constFieldName(fieldRaw, "$getField", 5654600, 5654601, 5654602)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +240,8 @@ func (e *setFieldExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return f.doc()
 }
 
+// parseSetField parses {field, input, value} ($setField) or {field,
+// input} ($unsetField).
 func parseSetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	unset := name == "$unsetField"
 	elems, err := objectArgs(arg, 4161100, name+" only supports an object as its argument")
@@ -246,10 +249,12 @@ func parseSetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		return nil, err
 	}
 	var fieldE, inputE, valueE Expr
+	var fieldRaw bson.RawValue
 	for _, el := range elems {
 		switch k := el.Key(); {
 		case k == "field":
-			fieldE, err = p.Parse(el.Value())
+			fieldRaw = el.Value()
+			fieldE, err = p.Parse(fieldRaw)
 		case k == "input":
 			inputE, err = p.Parse(el.Value())
 		case k == "value" && !unset:
@@ -272,7 +277,7 @@ func parseSetField(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	case inputE == nil:
 		return nil, exprErr(4161109, "%s requires 'input' to be specified", name)
 	}
-	field, err := constFieldName(fieldE, name, 4161108, 4161106, 4161107)
+	field, err := constFieldName(fieldRaw, name, 4161108, 4161106, 4161107)
 	if err != nil {
 		return nil, err
 	}

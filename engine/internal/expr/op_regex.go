@@ -87,8 +87,10 @@ var (
 	regexCache   = map[string]*regexp.Regexp{}
 )
 
+// regexCacheMax bounds regexCache.
 const regexCacheMax = 1024
 
+// cachedRegex returns the compiled pattern from the cache or compiles it.
 func cachedRegex(pattern, options string) (*regexp.Regexp, error) {
 	key := options + "\x00" + pattern
 	regexCacheMu.Lock()
@@ -116,6 +118,7 @@ type regexExpr struct {
 	input, regex, options Expr
 }
 
+// parseRegexOp parses {input, regex, options} (51103, 31022-31024).
 func parseRegexOp(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.Code(51103), "%s expects an object of named arguments but found: %s", name, bsonkit.TypeName(arg.Type))
@@ -217,6 +220,8 @@ func (e *regexExpr) prepare(c *Ctx) (string, *regexp.Regexp, error) {
 // mongod's 64 MB buffer limit does.
 const maxRegexOutput = 64 * 1024 * 1024
 
+// Eval answers a bool ($regexMatch), a match document or null ($regexFind)
+// or an array of match documents ($regexFindAll).
 func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	in, re, err := e.prepare(c)
 	if err != nil {

@@ -62,6 +62,8 @@ func setContains(set []bson.RawValue, v bson.RawValue) bool {
 	return ok
 }
 
+// parseSetEquals parses two or more operands; constant non-arrays fail
+// while parsing (5887502), as mongod's optimizer checks them.
 func parseSetEquals(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	ops, err := p.Operands(arg)
 	if err != nil {
@@ -188,6 +190,7 @@ func setDifference(v []bson.RawValue) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
+// parseSetIsSubset parses [subset, set].
 func parseSetIsSubset(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	ops, err := p.Exactly(name, arg, 2)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestRegexDivergence(t *testing.T) {
 // TestDateFromStringDivergence pins the documented divergence of
 // parseDateFree: timelib's relative and free-form phrases are refused.
 func TestDateFromStringDivergence(t *testing.T) {
-	for _, s := range []string{"next monday", "+1 week", "2017W05", "20170208"} {
+	for _, s := range []string{"next monday", "+1 week", "20170208", "tomorrow"} {
 		_, err := evalOn(t, `{"$dateFromString": {"dateString": "$s"}}`, bson.D{{Key: "s", Value: s}})
 		if !mongoerr.Is(err, mongoerr.ConversionFailure) {
 			t.Errorf("%q: got %v, want ConversionFailure (divergence: free-form dates)", s, err)
@@ -84,6 +84,27 @@ func TestDateOperatorsExtremes(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestSubstrCPBadUTF8 checks $substrCP's errors for continuation bytes
+// and overlong lead bytes where it walks the string.
+func TestSubstrCPBadUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		s          string
+		start, len int
+		code       mongoerr.Code
+	}{
+		{"\x80abc", 1, 1, 34456},
+		{"\xf8abcd", 1, 1, 34457},
+		{"a\x80bc", 1, 1, 34458},
+		{"a\xf8bcd", 1, 1, 34459},
+		{"ab", 5, 1, 0},
+	} {
+		_, err := evalOn(t, `{"$substrCP": ["$s", "$a", "$b"]}`, bson.D{{Key: "s", Value: tc.s}, {Key: "a", Value: tc.start}, {Key: "b", Value: tc.len}})
+		if tc.code == 0 && err != nil || tc.code != 0 && !mongoerr.Is(err, tc.code) {
+			t.Errorf("%q: got %v, want code %d", tc.s, err, tc.code)
 		}
 	}
 }

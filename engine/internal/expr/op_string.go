@@ -38,6 +38,7 @@ type strFn struct {
 	fn   func(vals []bson.RawValue) (bson.RawValue, error)
 }
 
+// Eval evaluates the operands in order and applies the operator.
 func (e *strFn) Eval(c *Ctx) (bson.RawValue, error) {
 	vals, err := EvalAll(c, e.args)
 	if err != nil {
@@ -88,6 +89,8 @@ func concatValues(vals []bson.RawValue) (bson.RawValue, error) {
 	}
 }
 
+// parseSubstrBytes parses $substrBytes: a byte range that must not split a
+// UTF-8 character (28656, 28657); the string operand is coerced.
 var parseSubstrBytes = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, error) {
 	s, err := coerceToString(vals[0])
 	if err != nil {
@@ -129,6 +132,16 @@ var parseSubstrBytes = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, 
 // (10xxxxxx).
 func isContinuation(b byte) bool { return b&0xc0 == 0x80 }
 
+// leadingOnes counts the 1 bits at the top of b.
+func leadingOnes(b byte) int {
+	n := 0
+	for b&0x80 != 0 {
+		n++
+		b <<= 1
+	}
+	return n
+}
+
 // cpLen is the length of the code point that starts with byte b, as
 // mongod computes it from the leading ones.
 func cpLen(b byte) int {
@@ -145,6 +158,8 @@ func cpLen(b byte) int {
 	return 1
 }
 
+// parseSubstrCP parses $substrCP: a range of code points; start and length
+// are 32-bit integers (34450-34455).
 var parseSubstrCP = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, error) {
 	s, err := coerceToString(vals[0])
 	if err != nil {
@@ -171,20 +186,40 @@ var parseSubstrCP = fixedStrOp(3, func(vals []bson.RawValue) (bson.RawValue, err
 	if start < 0 {
 		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(34455), "%s: the starting index must be nonnegative integer.", op)
 	}
-	// Walk code points by their leading bytes, as mongod does.
+	// Walk code points by their leading bytes, as mongod does; a
+	// continuation byte or a lead byte of more than four is bad UTF-8.
+	badUTF8 := func(code int) (bson.RawValue, error) {
+		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(code), "%s: invalid UTF-8 string", op)
+	}
 	i := 0
-	for cp := 0; cp < start && i < len(s); cp++ {
+	for cp := 0; cp < start; cp++ {
+		if i >= len(s) {
+			return String(""), nil
+		}
+		if isContinuation(s[i]) {
+			return badUTF8(34456)
+		}
+		if leadingOnes(s[i]) > 4 {
+			return badUTF8(34457)
+		}
 		i += cpLen(s[i])
 	}
 	i = min(i, len(s))
 	j := i
 	for cp := 0; cp < length && j < len(s); cp++ {
+		if isContinuation(s[j]) {
+			return badUTF8(34458)
+		}
+		if leadingOnes(s[j]) > 4 {
+			return badUTF8(34459)
+		}
 		j += cpLen(s[j])
 	}
 	j = min(j, len(s))
 	return String(s[i:j]), nil
 })
 
+// parseStrLenBytes parses $strLenBytes (34473 for a non-string).
 var parseStrLenBytes = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, error) {
 	if vals[0].Type != bson.TypeString {
 		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(34473), "$strLenBytes requires a string argument, found: %s", bsonkit.TypeName(vals[0].Type))
@@ -192,6 +227,8 @@ var parseStrLenBytes = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, 
 	return Int32(int32(len(vals[0].StringValue()))), nil
 })
 
+// parseStrLenCP parses $strLenCP, which counts leading bytes as code points
+// (34471 for a non-string).
 var parseStrLenCP = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, error) {
 	if vals[0].Type != bson.TypeString {
 		return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(34471), "$strLenCP requires a string argument, found: %s", bsonkit.TypeName(vals[0].Type))
@@ -206,6 +243,7 @@ var parseStrLenCP = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, err
 	return Int32(int32(n)), nil
 })
 
+// parseToLower parses $toLower: ASCII letters only, the operand coerced.
 var parseToLower = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, error) {
 	s, err := coerceToString(vals[0])
 	if err != nil {
@@ -214,6 +252,7 @@ var parseToLower = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, erro
 	return String(asciiLower(s)), nil
 })
 
+// parseToUpper parses $toUpper: ASCII letters only, the operand coerced.
 var parseToUpper = fixedStrOp(1, func(vals []bson.RawValue) (bson.RawValue, error) {
 	s, err := coerceToString(vals[0])
 	if err != nil {
@@ -245,6 +284,7 @@ func asciiUpper(s string) string {
 	return string(b)
 }
 
+// parseStrcasecmp parses $strcasecmp: -1, 0 or 1 after ASCII upper-casing.
 var parseStrcasecmp = fixedStrOp(2, func(vals []bson.RawValue) (bson.RawValue, error) {
 	a, err := coerceToString(vals[0])
 	if err != nil {
@@ -257,6 +297,8 @@ var parseStrcasecmp = fixedStrOp(2, func(vals []bson.RawValue) (bson.RawValue, e
 	return Int32(int32(strings.Compare(asciiUpper(a), asciiUpper(b)))), nil
 })
 
+// parseSplit parses $split: null for a nullish operand, 40085-40087 for bad
+// ones.
 var parseSplit = fixedStrOp(2, func(vals []bson.RawValue) (bson.RawValue, error) {
 	if IsNullish(vals[0]) || IsNullish(vals[1]) {
 		return Null(), nil
@@ -297,6 +339,7 @@ func indexArg(op, what string, v bson.RawValue) (int, error) {
 	return i, nil
 }
 
+// parseIndexOfBytes parses $indexOfBytes with 2 to 4 operands.
 func parseIndexOfBytes(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	args, err := p.Between(name, arg, 2, 4)
 	if err != nil {
@@ -305,6 +348,7 @@ func parseIndexOfBytes(p *Parser, name string, arg bson.RawValue) (Expr, error) 
 	return foldStatic(&indexOfExpr{args: args, cp: false}, args...)
 }
 
+// parseIndexOfCP parses $indexOfCP with 2 to 4 operands.
 func parseIndexOfCP(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	args, err := p.Between(name, arg, 2, 4)
 	if err != nil {
@@ -321,6 +365,7 @@ type indexOfExpr struct {
 	cp   bool
 }
 
+// Eval returns the byte or code point index of the token, or -1.
 func (e *indexOfExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	op, c1, c2 := "$indexOfBytes", 40091, 40092
 	if e.cp {

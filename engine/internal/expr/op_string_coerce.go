@@ -74,6 +74,7 @@ func valueString(v bson.RawValue) string {
 	return b.String()
 }
 
+// writeValueString appends v's rendering to b; depth bounds nesting.
 func writeValueString(b *strings.Builder, v bson.RawValue, depth int) {
 	switch v.Type {
 	case 0:
@@ -130,6 +131,50 @@ func writeValueString(b *strings.Builder, v bson.RawValue, depth int) {
 	default:
 		b.WriteString(v.String())
 	}
+}
+
+// bsonString renders v as mongod's BSONElement printer does in parse
+// errors: documents as { a: 1, b: "x" }, arrays as [ 1, 2 ], empty ones
+// as {} and [].
+func bsonString(v bson.RawValue) string {
+	var b strings.Builder
+	writeBSONString(&b, v, 0)
+	return b.String()
+}
+
+// writeBSONString appends bsonString(v) to b; depth bounds nesting.
+func writeBSONString(b *strings.Builder, v bson.RawValue, depth int) {
+	if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
+		writeValueString(b, v, depth)
+		return
+	}
+	arr := v.Type == bson.TypeArray
+	open, close := "{", "}"
+	if arr {
+		open, close = "[", "]"
+	}
+	b.WriteString(open)
+	if depth > 20 {
+		b.WriteString(" ... " + close)
+		return
+	}
+	n := 0
+	bsonkit.ForEach(v.Value, func(k string, ev bson.RawValue) bool {
+		if n > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" ")
+		if !arr {
+			b.WriteString(k + ": ")
+		}
+		writeBSONString(b, ev, depth+1)
+		n++
+		return true
+	})
+	if n > 0 {
+		b.WriteString(" ")
+	}
+	b.WriteString(close)
 }
 
 // isNumeric reports whether v has one of the four numeric types.

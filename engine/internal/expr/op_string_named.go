@@ -52,6 +52,7 @@ type trimExpr struct {
 	left, right bool
 }
 
+// parseTrim parses {input, chars} for $trim, $ltrim and $rtrim (50694-50696).
 func parseTrim(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.Code(50696), "%s only supports an object as an argument, found %s", name, bsonkit.TypeName(arg.Type))
@@ -69,6 +70,7 @@ func parseTrim(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		left: name != "$rtrim", right: name != "$ltrim"}, args)
 }
 
+// Eval trims the code points of chars (or whitespace) from the input.
 func (e *trimExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	in, err := e.input.Eval(c)
 	if err != nil {
@@ -125,6 +127,7 @@ type replaceExpr struct {
 	input, find, replacement Expr
 }
 
+// parseReplace parses {input, find, replacement} (51747-51751).
 func parseReplace(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.Code(51751), "%s requires an object as an argument, found: %s", name, bsonkit.TypeName(arg.Type))
@@ -146,6 +149,8 @@ func parseReplace(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&replaceExpr{name: name, all: name == "$replaceAll", input: args["input"], find: args["find"], replacement: args["replacement"]}, args)
 }
 
+// Eval replaces the first or every occurrence of find; any nullish operand
+// gives null, after every operand's type is checked (51744-51746).
 func (e *replaceExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	vals, err := EvalAll(c, []Expr{e.input, e.find, e.replacement})
 	if err != nil {

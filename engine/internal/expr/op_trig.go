@@ -25,8 +25,8 @@ func init() {
 	register("$asinh", opTrig(math.Asinh, 0, 0, false))
 	register("$acosh", opTrig(math.Acosh, 1, inf, true))
 	register("$atanh", opTrig(math.Atanh, -1, 1, true))
-	register("$degreesToRadians", opTrig(func(x float64) float64 { return x * math.Pi / 180 }, 0, 0, false))
-	register("$radiansToDegrees", opTrig(func(x float64) float64 { return x * 180 / math.Pi }, 0, 0, false))
+	register("$degreesToRadians", opAngle(false))
+	register("$radiansToDegrees", opAngle(true))
 	register("$atan2", opValues(2, atan2))
 }
 
@@ -67,6 +67,35 @@ func opTrig(f func(float64) float64, lo, hi float64, closed bool) parseFunc {
 			return bson.RawValue{}, exprErr(50989, "cannot apply %s to %s, value must be in %s", name, fmtDouble(x), bounds())
 		}
 		return Double(f(x)), nil
+	})
+}
+
+// piVar is π as a double variable, so that the conversion factors below
+// round like mongod's M_PI / 180 and 180 / M_PI.
+var piVar = math.Pi
+
+// decPi is mongod's Decimal128 π: its 50-digit literal rounded to 34
+// digits.
+var decPi = func() dec {
+	d, _ := bson.ParseDecimal128("3.141592653589793238462643383279503")
+	return decFrom128(d)
+}()
+
+// opAngle parses $degreesToRadians (toDegrees false) or
+// $radiansToDegrees: a multiplication by π/180 or 180/π, computed for
+// decimals with mongod's 34-digit constants.
+func opAngle(toDegrees bool) parseFunc {
+	dfactor := piVar / 180
+	decFactor := round34(decQuo(decPi, decFromInt(180)))
+	if toDegrees {
+		dfactor = 180 / piVar
+		decFactor = round34(decQuo(decFromInt(180), decPi))
+	}
+	return opNumeric(func(_ string, v bson.RawValue) (bson.RawValue, error) {
+		if v.Type == bson.TypeDecimal128 {
+			return decMul(decOf(v), decFactor).toRaw(), nil
+		}
+		return Double(numFloat(v) * dfactor), nil
 	})
 }
 

@@ -39,6 +39,7 @@ type convertExpr struct {
 	input, to, onError, onNull Expr
 }
 
+// parseConvert parses {input, to, onError, onNull} (FailedToParse).
 func parseConvert(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if arg.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.Newf(mongoerr.FailedToParse, "$convert expects an object of named arguments but found: %s", bsonkit.TypeName(arg.Type))
@@ -58,11 +59,16 @@ func parseConvert(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	return foldNamed(&convertExpr{input: args["input"], to: args["to"], onError: args["onError"], onNull: args["onNull"]}, args)
 }
 
+// toTypeParser returns the parser of a $toX shorthand: $convert to t without
+// onError or onNull.
 func toTypeParser(t bson.Type) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
-		args, err := p.Exactly(name, arg, 1)
+		args, err := p.Operands(arg)
 		if err != nil {
 			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, mongoerr.Newf(mongoerr.Code(50723), "%s requires a single argument, got %d", name, len(args))
 		}
 		return foldStatic(&convertExpr{input: args[0], to: Const(Int32(int32(t)))}, args[0])
 	}
@@ -91,6 +97,8 @@ func targetType(v bson.RawValue) (bson.Type, error) {
 	return 0, mongoerr.Newf(mongoerr.FailedToParse, "$convert's 'to' argument must be a string or number, but is %s", bsonkit.TypeName(v.Type))
 }
 
+// Eval converts the input; onNull answers a nullish input, null a nullish
+// 'to', and onError a ConversionFailure.
 func (e *convertExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	tv, err := e.to.Eval(c)
 	if err != nil {
@@ -128,6 +136,7 @@ func convFail(format string, args ...any) error {
 	return mongoerr.Newf(codeConversionFailure, format, args...)
 }
 
+// errOverflow is the ConversionFailure of a value out of the target range.
 func errOverflow(v string) error {
 	return convFail("Conversion would overflow target type in $convert with no onError value: %s", v)
 }
@@ -175,6 +184,7 @@ func convertValue(in bson.RawValue, t bson.Type) (bson.RawValue, error) {
 	return unsupported()
 }
 
+// convertToString converts to a string.
 func convertToString(in bson.RawValue, unsupported func() (bson.RawValue, error)) (bson.RawValue, error) {
 	switch in.Type {
 	case bson.TypeDouble:
@@ -232,7 +242,8 @@ func convertToInteger(in bson.RawValue, t bson.Type, unsupported func() (bson.Ra
 	case bson.TypeInt64:
 		n := in.Int64()
 		if n < lo || n > hi {
-			return bson.RawValue{}, errOverflow(strconv.FormatInt(n, 10))
+			// mongod's message names no value for a long source.
+			return bson.RawValue{}, errOverflow("")
 		}
 		return wrap(n), nil
 	case bson.TypeDateTime:
@@ -269,6 +280,7 @@ func convertToInteger(in bson.RawValue, t bson.Type, unsupported func() (bson.Ra
 	return unsupported()
 }
 
+// checkFinite fails for NaN and infinities converted to an integer.
 func checkFinite(f float64) error {
 	if math.IsNaN(f) {
 		return convFail("Attempt to convert NaN value to integer type in $convert with no onError value")
@@ -279,6 +291,7 @@ func checkFinite(f float64) error {
 	return nil
 }
 
+// doubleToInt truncates f to an int or long, failing outside the range.
 func doubleToInt(f float64, t bson.Type) (int64, error) {
 	if err := checkFinite(f); err != nil {
 		return 0, err
@@ -293,6 +306,8 @@ func doubleToInt(f float64, t bson.Type) (int64, error) {
 	return int64(f), nil
 }
 
+// decimalToInt truncates a decimal to an int or long, failing outside the
+// range.
 func decimalToInt(in bson.RawValue, t bson.Type) (int64, error) {
 	d := decOf(in)
 	switch d.form {
@@ -308,6 +323,7 @@ func decimalToInt(in bson.RawValue, t bson.Type) (int64, error) {
 	return n, nil
 }
 
+// convertToDouble converts to a double; a decimal out of range fails.
 func convertToDouble(in bson.RawValue, unsupported func() (bson.RawValue, error)) (bson.RawValue, error) {
 	switch in.Type {
 	case bson.TypeBoolean:
@@ -361,10 +377,13 @@ func parseDoubleString(s string) (float64, error) {
 	return f, nil
 }
 
+// errString is a parse failure reason, as NumberParser words it.
 type errString string
 
+// Error returns the reason.
 func (e errString) Error() string { return string(e) }
 
+// convertToDecimal converts to a decimal (doubles to 15 digits).
 func convertToDecimal(in bson.RawValue, unsupported func() (bson.RawValue, error)) (bson.RawValue, error) {
 	switch in.Type {
 	case bson.TypeBoolean:
@@ -380,13 +399,19 @@ func convertToDecimal(in bson.RawValue, unsupported func() (bson.RawValue, error
 		s := in.StringValue()
 		d, err := bson.ParseDecimal128(s)
 		if err != nil || strings.TrimSpace(s) != s {
-			return bson.RawValue{}, convFail("Failed to parse number '%s' in $convert with no onError value: Failed to parse string to decimal", s)
+			why := "Failed to parse string to decimal"
+			if s == "" {
+				why = "Empty string"
+			}
+			return bson.RawValue{}, convFail("Failed to parse number '%s' in $convert with no onError value: %s", s, why)
 		}
 		return Decimal(d), nil
 	}
 	return unsupported()
 }
 
+// convertToDate converts to a date: longs, doubles and decimals are
+// milliseconds, strings parse as $dateFromString does without a format.
 func convertToDate(in bson.RawValue, unsupported func() (bson.RawValue, error)) (bson.RawValue, error) {
 	switch in.Type {
 	case bson.TypeTimestamp, bson.TypeObjectID:

@@ -7,13 +7,18 @@ import (
 )
 
 // Variable operators: $let binds variables for a sub-expression; $literal
-// takes its argument as a value without parsing it.
+// (and its older name $const) takes its argument as a value without
+// parsing it.
 //
 // Reference: https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/let/
 func init() {
 	register("$let", parseLet)
-	register("$literal", func(_ *Parser, _ string, arg bson.RawValue) (Expr, error) { return Const(arg), nil })
+	register("$literal", parseLiteral)
+	register("$const", parseLiteral) // mongod's own name; $literal is its alias
 }
+
+// parseLiteral takes the argument as it is.
+func parseLiteral(_ *Parser, _ string, arg bson.RawValue) (Expr, error) { return Const(arg), nil }
 
 // validateUserVar checks a variable name a user binds; CURRENT is the one
 // system variable a user may rebind.
@@ -60,6 +65,8 @@ func (e *letExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return out, err
 }
 
+// parseLet parses {vars: {…}, in}: vars in the outer scope, in in a child
+// scope that sees them.
 func parseLet(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	elems, err := objectArgs(arg, 16874, "$let only supports an object as its argument")
 	if err != nil {
