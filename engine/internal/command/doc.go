@@ -9,6 +9,21 @@
 // (40415 for unknown fields, NotImplemented 238 for recognised options the
 // engine does not support).
 //
+// Reads and writes go parse, plan, execute: a handler parses its fields
+// into a typed value (findParams, countParams, distinctParams, updateStmt,
+// deleteStmt, findAndModifyParams, aggregateParams), compiles the query
+// (query.go), then runs it. What planning and running need besides the
+// query (planner, server parameters, the operation to report to) travels
+// in a queryEnv, never in the context; explain parses and plans the same
+// way without running the command.
+//
+// Aggregation runs in package agg; aggHost (host.go) is its view of the
+// database: reads through the planner, writes through the insert and
+// update paths, $out by a temporary collection renamed over the target,
+// and the server-state source stages. Views are catalog entries whose
+// options hold viewOn and pipeline (view.go); find, count, distinct and
+// aggregate run through the view's pipeline, writes fail with 166.
+//
 // Invariants:
 //
 //	I1. Every reply is {ok: 1, ...} or {ok: 0, errmsg, code, codeName};
@@ -17,6 +32,8 @@
 //	I2. A retryable write (lsid + txnNumber) is executed at most once; a
 //	    retry of the same pair returns the first reply.
 //	I3. Cursors read the storage snapshot taken when they were opened.
+//	I4. A command's let is evaluated once, with the command's $$NOW and
+//	    $$CLUSTER_TIME, before any document is read.
 //
 // The package does not recover panics: the server loop does.
 package command
