@@ -309,3 +309,34 @@ func TestAggregateMemoryLimitParameter(t *testing.T) {
 		t.Fatalf("spilled $group: %d groups, %v", len(got), err)
 	}
 }
+
+// TestViewExplain checks that a find on a view is explained as the
+// aggregate it runs, with the query on the collection under the view in
+// $cursor.
+func TestViewExplain(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("c")
+	seedN(t, c, 50)
+	if _, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "a", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateView(ctx, "v", "c", mongo.Pipeline{{{Key: "$match", Value: bson.D{{Key: "a", Value: 3}}}}, {{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var res bson.Raw
+	err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "v"}, {Key: "filter", Value: bson.D{{Key: "b", Value: 13}}}}},
+		{Key: "verbosity", Value: "executionStats"}}).Decode(&res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := res.Lookup("stages").Array().Values()
+	if err != nil || len(vals) < 2 {
+		t.Fatalf("explain find on view: %v", res)
+	}
+	ns := vals[0].Document().Lookup("$cursor", "queryPlanner", "namespace")
+	if s, _ := ns.StringValueOK(); s != "test.c" {
+		t.Errorf("$cursor namespace = %v, want test.c", ns)
+	}
+}

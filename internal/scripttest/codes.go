@@ -62,6 +62,7 @@ var codeNames = map[int32]string{
 	121:   "DocumentValidationFailure",
 	143:   "CursorInUse",
 	146:   "ExceededMemoryLimit",
+	165:   "ViewDepthLimitExceeded",
 	166:   "CommandNotSupportedOnView",
 	167:   "OptionNotSupportedOnView",
 	168:   "InvalidPipelineOperator",

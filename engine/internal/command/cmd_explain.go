@@ -60,6 +60,18 @@ func runExplain(ctx context.Context, r *Request) (bson.D, error) {
 	var sections bson.D
 	switch name {
 	case "find", "count", "distinct":
+		var (
+			vp     *aggregateParams
+			isView bool
+		)
+		if vp, isView, err = explainOnView(sub); err == nil && isView {
+			// mongod explains a read of a view as the aggregate it runs.
+			sections, err = aggregateSections(ctx, sub, vp, verb)
+			break
+		}
+		if err != nil {
+			break
+		}
 		var qp, es bson.D
 		qp, es, err = explainRead(ctx, sub, verb)
 		sections = querySections(qp, es, verb)

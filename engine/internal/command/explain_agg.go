@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/agg"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/plan"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -55,6 +56,10 @@ func explainAggregate(ctx context.Context, r *Request, p *aggregateParams, verb 
 // https://www.mongodb.com/docs/v7.0/reference/explain-results/
 func aggregateSections(ctx context.Context, r *Request, p *aggregateParams, verb plan.Verbosity) (bson.D, error) {
 	run := verb >= plan.ExecutionStats
+	p, err := resolveViews(r, p)
+	if err != nil {
+		return nil, err
+	}
 	pl, err := p.pipeline(r, run)
 	if err != nil {
 		return nil, err
@@ -168,3 +173,23 @@ func (s *explainSource) Next(ctx context.Context) (bson.Raw, error) {
 
 // Close leaves the plan open for rendering; explainRec.close releases it.
 func (s *explainSource) Close() {}
+
+// resolveViews returns p aimed at the collection under its view (and the
+// views under that), with each view's pipeline in front, as mongod
+// explains a read of a view.
+func resolveViews(r *Request, p *aggregateParams) (*aggregateParams, error) {
+	for range maxViewDepth {
+		if p.coll == "" {
+			return p, nil
+		}
+		v := r.Env.view(p.ns())
+		if v == nil {
+			return p, nil
+		}
+		q := *p
+		q.db, q.coll = splitNS(v.viewOn)
+		q.stages = append(append([]bson.Raw(nil), v.pipeline...), p.stages...)
+		p = &q
+	}
+	return nil, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is 20")
+}

@@ -41,7 +41,7 @@ func (h *aggHost) Open(ctx context.Context, ns string, q agg.Query) (agg.Source,
 		return nil, err
 	}
 	var src agg.Source
-	if h.rec != nil && h.rec.x == nil && h.depth == 0 && ns == h.rec.ns {
+	if h.rec != nil && h.rec.x == nil && ns == h.rec.ns {
 		src, err = h.openExplained(ctx, qq)
 	} else {
 		src, err = h.r.findSource(ctx, qq, nil)
@@ -59,12 +59,16 @@ func (h *aggHost) Open(ctx context.Context, ns string, q agg.Query) (agg.Source,
 // asks.
 func (h *aggHost) openView(ctx context.Context, v *viewDef, q agg.Query) (agg.Source, error) {
 	if h.depth >= maxViewDepth {
-		return nil, mongoerr.New(mongoerr.Code(36), "View depth too deep or view cycle detected. Maximum depth is 20")
+		return nil, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is 20")
 	}
 	stages := append([]bson.Raw(nil), v.pipeline...)
 	stages = append(stages, queryStages(q)...)
 	db, coll := storage.SplitNS(v.viewOn)
-	sub := &aggHost{r: h.r, depth: h.depth + 1}
+	sub := &aggHost{r: h.r, depth: h.depth + 1, rec: h.rec}
+	if h.rec != nil && h.rec.x == nil && h.rec.ns == v.ns {
+		// Explain shows the query on the collection under the view.
+		h.rec.ns = v.viewOn
+	}
 	p, err := agg.Parse(stages, agg.Options{DB: db, Coll: coll, AllowDiskUse: true, Limits: h.r.Env.aggLimits(), TempDir: h.r.Env.tempDir(), Now: h.r.start, ClusterTime: h.r.Env.clock.current()})
 	if err != nil {
 		return nil, err

@@ -71,6 +71,18 @@ func (r *Request) viewOptions(name, viewOn string, pipeline []bson.Raw, other bs
 	if err := validCollName(r.DB, viewOn); err != nil {
 		return nil, err
 	}
+	// A view may not reach itself through the views it is defined on.
+	next := r.DB + "." + viewOn
+	for range maxViewDepth {
+		if next == r.DB+"."+name {
+			return nil, mongoerr.Newf(mongoerr.GraphContainsCycle, "View cycle detected: %s", r.DB+"."+name)
+		}
+		v := r.Env.view(next)
+		if v == nil {
+			break
+		}
+		next = v.viewOn
+	}
 	pl, err := agg.Parse(pipeline, agg.Options{DB: r.DB, Coll: viewOn, Now: r.start})
 	if err != nil {
 		return nil, err

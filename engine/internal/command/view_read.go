@@ -59,6 +59,24 @@ func stage(name string, v bson.RawValue) bson.Raw {
 // the view's pipeline, then $match, $sort, $skip, $limit and $project.
 // https://www.mongodb.com/docs/v7.0/core/views/#behavior
 func (r *Request) findOnView(ctx context.Context, p *findParams) (bson.D, error) {
+	src, err := r.viewPipeline(ctx, p.ns, p.viewStages(), p.let)
+	if err != nil {
+		return nil, err
+	}
+	batchSize := p.batchSize
+	if batchSize == 0 {
+		c := r.Env.Cursors.add(p.ns, r.Generic.LSID, src, nil)
+		return cursorReply(c.ID, p.ns, "firstBatch", nil), nil
+	}
+	if p.limit > 0 && batchSize > p.limit {
+		batchSize = p.limit
+	}
+	return openCursor(ctx, r, p.ns, src, batchSize, p.singleBatch)
+}
+
+// viewStages returns the stages a find on a view runs after the view's
+// pipeline.
+func (p *findParams) viewStages() []bson.Raw {
 	var stages []bson.Raw
 	if len(p.filter) > 5 {
 		stages = append(stages, stage("$match", expr.Doc(p.filter)))
@@ -75,19 +93,51 @@ func (r *Request) findOnView(ctx context.Context, p *findParams) (bson.D, error)
 	if len(p.projSpec) > 5 {
 		stages = append(stages, stage("$project", expr.Doc(p.projSpec)))
 	}
-	src, err := r.viewPipeline(ctx, p.ns, stages, p.let)
-	if err != nil {
-		return nil, err
+	return stages
+}
+
+// explainOnView returns, for a find, count or distinct on a view, the
+// aggregate mongod explains instead (ok false when r's target is not a
+// view).
+func explainOnView(r *Request) (*aggregateParams, bool, error) {
+	var (
+		ns     string
+		stages []bson.Raw
+	)
+	switch r.Name {
+	case "find":
+		p, err := parseFind(r)
+		if err != nil {
+			return nil, false, err
+		}
+		ns, stages = p.ns, p.viewStages()
+	case "count":
+		p, err := parseCount(r)
+		if err != nil {
+			return nil, false, err
+		}
+		ns = p.ns
+		if len(p.filter) > 5 {
+			stages = append(stages, stage("$match", expr.Doc(p.filter)))
+		}
+		stages = append(stages, stage("$count", expr.String("count")))
+	case "distinct":
+		p, err := parseDistinct(r)
+		if err != nil {
+			return nil, false, err
+		}
+		ns = p.ns
+		if len(p.filter) > 5 {
+			stages = append(stages, stage("$match", expr.Doc(p.filter)))
+		}
+	default:
+		return nil, false, nil
 	}
-	batchSize := p.batchSize
-	if batchSize == 0 {
-		c := r.Env.Cursors.add(p.ns, r.Generic.LSID, src, nil)
-		return cursorReply(c.ID, p.ns, "firstBatch", nil), nil
+	if r.Env.view(ns) == nil {
+		return nil, false, nil
 	}
-	if p.limit > 0 && batchSize > p.limit {
-		batchSize = p.limit
-	}
-	return openCursor(ctx, r, p.ns, src, batchSize, p.singleBatch)
+	db, coll := splitNS(ns)
+	return &aggregateParams{db: db, coll: coll, stages: stages, haveCur: true, batchSize: defaultBatchSize}, true, nil
 }
 
 // countOnView counts the documents of a view matching p.
