@@ -127,6 +127,11 @@ func decTrig(name string, d dec) (dec, bool) {
 	}
 	x := bigOf(d)
 	ax, _ := bf().Abs(x).Float64()
+	if ax < 1e-40 && (name == "$sinh" || name == "$tanh" || name == "$asinh" || name == "$atanh") {
+		// f(x) = x (1 + O(x²)): x itself to 34 digits, where the formulas
+		// through e^x or ln(1 + x) would lose it.
+		return round34(d), true
+	}
 	var r *big.Float
 	switch name {
 	case "$sin", "$cos", "$tan":

@@ -192,3 +192,14 @@ func TestHashValue(t *testing.T) {
 		t.Fatal("equal numbers hash differently")
 	}
 }
+
+// TestDecimalTrigTiny: odd hyperbolic functions of tiny decimals keep
+// their value instead of cancelling to zero.
+func TestDecimalTrigTiny(t *testing.T) {
+	for _, op := range []string{"$sinh", "$tanh", "$asinh", "$atanh", "$sin", "$tan", "$asin", "$atan"} {
+		v, err := evalOne(t, `{"`+op+`": {"$numberDecimal": "1E-6000"}}`, bson.D{})
+		if err != nil || v.Type != bson.TypeDecimal128 || v.Decimal128().String() != "1.000000000000000000000000000000000E-6000" && v.Decimal128().String() != "1E-6000" {
+			t.Errorf("%s(1E-6000) = %v, %v", op, v, err)
+		}
+	}
+}

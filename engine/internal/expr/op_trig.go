@@ -57,10 +57,11 @@ func opTrig(f func(float64) float64, lo, hi float64, closed bool) parseFunc {
 				return v, nil
 			}
 			x := d.float()
-			if !inBounds(x) {
+			// A finite decimal past double's range is still inside (-inf, inf).
+			if !inBounds(x) && !(lo < hi && math.IsInf(lo, -1) && math.IsInf(hi, 1) && d.form == decFinite) {
 				return bson.RawValue{}, exprErr(50989, "cannot apply %s to %s, value must be in %s", name, d.String(), bounds())
 			}
-			if x == 0 || math.IsInf(x, 0) {
+			if d.isZero() || d.form == decInf {
 				return round34(decViaFloat(d, f)).toRaw(), nil
 			}
 			if r, ok := decTrig(name, d); ok {
