@@ -1,0 +1,165 @@
+package storage
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// slowSyncFS counts the syncs of WAL files and makes each take delay, as
+// a slow disk would.
+type slowSyncFS struct {
+	vfs.FS
+	delay time.Duration
+	syncs atomic.Int64
+}
+
+func (f *slowSyncFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return file, err
+	}
+	return &slowSyncFile{File: file, fs: f}, nil
+}
+
+func (f *slowSyncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.Create(name, c)
+	return f.wrap(name, file, err)
+}
+
+func (f *slowSyncFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.ReuseForWrite(old, name, c)
+	return f.wrap(name, file, err)
+}
+
+func (f *slowSyncFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	file, err := f.FS.OpenReadWrite(name, c, opts...)
+	return f.wrap(name, file, err)
+}
+
+type slowSyncFile struct {
+	vfs.File
+	fs *slowSyncFS
+}
+
+func (f *slowSyncFile) Sync() error {
+	f.fs.syncs.Add(1)
+	time.Sleep(f.fs.delay)
+	return f.File.Sync()
+}
+
+func (f *slowSyncFile) SyncData() error {
+	f.fs.syncs.Add(1)
+	time.Sleep(f.fs.delay)
+	return f.File.SyncData()
+}
+
+// TestConcurrentWritersShareSyncs commits from 32 goroutines to a store
+// whose WAL syncs take 2 ms: group commit must serve them with far fewer
+// syncs than commits, and every write must be there afterwards.
+func TestConcurrentWritersShareSyncs(t *testing.T) {
+	fs := &slowSyncFS{FS: vfs.NewMem(), delay: 2 * time.Millisecond}
+	s, err := Open(Options{Dir: "db", fs: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(func(w *Writer) error { _, err := w.EnsureCollection("db.c"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 32, 20
+	before := fs.syncs.Load()
+	var wg sync.WaitGroup
+	errc := make(chan error, writers)
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				err := s.Write(func(w *Writer) error {
+					_, err := w.Insert(w.Collection("db.c"), doc(t, bson.D{{Key: "_id", Value: g*each + i}}))
+					return err
+				})
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	syncs := fs.syncs.Load() - before
+	if syncs > writers*each/4 {
+		t.Errorf("%d syncs for %d commits: writers do not share syncs", syncs, writers*each)
+	}
+	sn := s.Snapshot()
+	defer sn.Close()
+	st, err := CollStats(sn, s.Collection("db.c"))
+	if err != nil || st.Count != writers*each {
+		t.Fatalf("count = %d, %v; want %d", st.Count, err, writers*each)
+	}
+	t.Logf("%d syncs for %d commits", syncs, writers*each)
+}
+
+func TestWriteAfterCloseFails(t *testing.T) {
+	s := open(t, "")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(func(*Writer) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("write after close = %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second close = %v", err)
+	}
+}
+
+// TestCatalogReadsDoNotWaitForWriters reads the catalog while a writer
+// holds the write lock inside Write.
+func TestCatalogReadsDoNotWaitForWriters(t *testing.T) {
+	s := open(t, "")
+	defer s.Close()
+	if err := s.Write(func(w *Writer) error { _, err := w.EnsureCollection("db.c"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- s.Write(func(w *Writer) error {
+			close(inside)
+			<-release
+			_, err := w.Insert(w.Collection("db.c"), doc(t, bson.D{{Key: "_id", Value: 1}}))
+			return err
+		})
+	}()
+	<-inside
+	read := make(chan bool)
+	go func() {
+		sn := s.Snapshot()
+		defer sn.Close()
+		c := s.Collection("db.c")
+		_, err := sn.Fetch(c, 1)
+		read <- c != nil && err == nil && len(s.Collections("db")) == 1 && len(s.Databases()) == 1
+	}()
+	select {
+	case ok := <-read:
+		if !ok {
+			t.Error("catalog read during a write failed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("catalog read waited for the writer")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
