@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,5 +162,70 @@ func TestCatalogReadsDoNotWaitForWriters(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadsDoNotWaitForSyncs reads while 8 writers commit to a store
+// whose WAL syncs take 50 ms: a read that waited for a writer's sync
+// would take tens of milliseconds, so the median read stays far below.
+func TestReadsDoNotWaitForSyncs(t *testing.T) {
+	fs := &slowSyncFS{FS: vfs.NewMem(), delay: 50 * time.Millisecond}
+	s, err := Open(Options{Dir: "db", fs: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(func(w *Writer) error {
+		c, err := w.EnsureCollection("db.c")
+		if err != nil {
+			return err
+		}
+		_, err = w.Insert(c, doc(t, bson.D{{Key: "_id", Value: -1}}))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := s.Write(func(w *Writer) error {
+					_, err := w.Insert(w.Collection("db.c"), doc(t, bson.D{{Key: "_id", Value: g*1_000_000 + i}}))
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond) // let the writers get into their syncs
+	var took []time.Duration
+	for i := 0; i < 50; i++ {
+		t0 := time.Now()
+		sn := s.Snapshot()
+		c := s.Collection("db.c")
+		d, err := sn.Fetch(c, 1)
+		sn.Close()
+		if err != nil || d == nil {
+			t.Fatalf("read %d: %v, %v", i, d, err)
+		}
+		took = append(took, time.Since(t0))
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	slices.Sort(took)
+	if med := took[len(took)/2]; med > 10*time.Millisecond {
+		t.Errorf("median read took %v while writers synced (50 ms each)", med)
 	}
 }
