@@ -65,10 +65,12 @@ func benchInsertClients(b *testing.B, durable bool, clients int) {
 	if err := c.Database().CreateCollection(context.Background(), "c"); err != nil {
 		b.Fatal(err)
 	}
+	cpu := startCPU()
 	elapsed := runClients(b, clients, func(ctx context.Context, _, i int) error {
 		_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: i}, {Key: "name", Value: "user"}, {Key: "n", Value: i}})
 		return err
 	})
+	cpu.report(b, float64(b.N), "insert")
 	rate := float64(b.N) / elapsed.Seconds()
 	b.ReportMetric(rate, "inserts/s")
 	recordPerf(fmt.Sprintf("insert/%s/%d", storageName(durable), clients), rate)
@@ -80,7 +82,8 @@ func benchInsertClients(b *testing.B, durable bool, clients int) {
 }
 
 // BenchmarkInsertMany measures insertMany of 1,000-document batches in
-// memory, in documents per second.
+// memory, in documents per second and in CPU time per document (client
+// and server together: both run in this process).
 func BenchmarkInsertMany(b *testing.B) {
 	const batch = 1000
 	c := perfEngine(b, false).Database("bench").Collection("c")
@@ -88,7 +91,11 @@ func BenchmarkInsertMany(b *testing.B) {
 	docs := make([]any, batch)
 	next := 0
 	b.ReportAllocs()
+	var cpu cpuMeter
 	for b.Loop() {
+		if next == 0 {
+			cpu = startCPU()
+		}
 		for i := range docs {
 			docs[i] = bson.D{{Key: "_id", Value: next}, {Key: "name", Value: "user"}, {Key: "n", Value: next}, {Key: "tags", Value: bson.A{"a", "b"}}}
 			next++
@@ -97,5 +104,6 @@ func BenchmarkInsertMany(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b, float64(b.N*batch), "doc")
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "docs/s")
 }

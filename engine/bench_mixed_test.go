@@ -99,7 +99,11 @@ func BenchmarkPushLarge(b *testing.B) {
 		b.Fatal(err)
 	}
 	filter := bson.D{{Key: "_id", Value: 1}}
+	var cpu cpuMeter
 	for i := items; b.Loop(); i++ {
+		if i == items {
+			cpu = startCPU()
+		}
 		push := bson.D{{Key: "$push", Value: bson.D{{Key: "items", Value: bson.D{
 			{Key: "$each", Value: bson.A{fmt.Sprintf("%08d%s", i, pad)}}, {Key: "$slice", Value: -items}}}}}}
 		res, err := c.UpdateOne(ctx, filter, push)
@@ -107,5 +111,6 @@ func BenchmarkPushLarge(b *testing.B) {
 			b.Fatalf("push: %v %v", res, err)
 		}
 	}
+	cpu.report(b, float64(b.N), "push")
 	b.ReportMetric(float64(len(raw))*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 }

@@ -150,3 +150,41 @@ func storageName(durable bool) string {
 
 // padding returns a string of n bytes, to give documents a realistic size.
 func padding(n int) string { return fmt.Sprintf("%0*d", n, 0) }
+
+// cpuMeter measures the process's CPU time over a benchmark's timed part.
+type cpuMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+// startCPU starts measuring.
+func startCPU() cpuMeter {
+	t, ok := processCPU()
+	return cpuMeter{start: t, ok: ok}
+}
+
+// report adds the CPU time used since startCPU per unit of work as metric
+// "cpu-µs/"+per (for example "cpu-µs/doc"), when it can be measured.
+func (m cpuMeter) report(b *testing.B, units float64, per string) {
+	if t, ok := processCPU(); ok && m.ok && units > 0 {
+		b.ReportMetric(float64((t-m.start).Microseconds())/units, "cpu-µs/"+per)
+	}
+}
+
+// settle waits, up to 30 seconds, until the process is nearly idle: the
+// flushes and compactions a bulk load leaves running would otherwise
+// compete with the measurement for the CPUs.
+func settle(b *testing.B) {
+	b.Helper()
+	const window = 200 * time.Millisecond
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		c0, ok := processCPU()
+		if !ok {
+			return
+		}
+		time.Sleep(window)
+		if c1, _ := processCPU(); c1-c0 < window/20 {
+			return
+		}
+	}
+}

@@ -35,7 +35,7 @@ const (
 // blocks keep one-level indexes, so a point read loads one index block
 // instead of two. On disk, blocks use Pebble's fastest compression
 // (Snappy until the format allows MinLZ); in memory they are not
-// compressed, since the bytes never leave RAM.
+// compressed, since the bytes never leave RAM, and there is no WAL.
 func tune(po *pebble.Options, cacheSize int64, durable bool) {
 	if cacheSize <= 0 {
 		cacheSize = DefaultCacheSize
@@ -48,6 +48,9 @@ func tune(po *pebble.Options, cacheSize int64, durable bool) {
 		po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
 	} else {
 		po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+		// An in-memory store has nothing to recover after a crash, so a
+		// WAL would only copy every write once more.
+		po.DisableWAL = true
 	}
 	for i := range po.Levels {
 		l := &po.Levels[i]
