@@ -229,3 +229,47 @@ func TestReadsDoNotWaitForSyncs(t *testing.T) {
 		t.Errorf("median read took %v while writers synced (50 ms each)", med)
 	}
 }
+
+// TestLargeBatch commits one batch larger than half a memtable, which
+// Pebble applies as a flushable batch, in memory (no WAL) and on disk
+// (group commit), and reads it back after reopening the disk store.
+func TestLargeBatch(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		s, err := Open(Options{Dir: dir, CacheSize: 16 << 20}) // 1 MiB memtables
+		if err != nil {
+			t.Fatal(err)
+		}
+		pad := strings.Repeat("x", 1000)
+		const n = 3000
+		err = s.Write(func(w *Writer) error {
+			c, err := w.EnsureCollection("db.c")
+			if err != nil {
+				return err
+			}
+			for i := 0; i < n; i++ {
+				if _, err := w.Insert(c, doc(t, bson.D{{Key: "_id", Value: i}, {Key: "pad", Value: pad}})); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir != "" {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = Open(Options{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sn := s.Snapshot()
+		st, err := CollStats(sn, s.Collection("db.c"))
+		if err != nil || st.Count != n {
+			t.Fatalf("dir %q: count = %d, %v; want %d", dir, st.Count, err, n)
+		}
+		sn.Close()
+		s.Close()
+	}
+}
