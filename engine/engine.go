@@ -33,6 +33,11 @@ type Options struct {
 	TTLInterval time.Duration
 	// Logger receives the engine's log records; nil discards them.
 	Logger *slog.Logger
+	// CacheSize is the storage block cache in bytes: the documents and
+	// index entries kept decompressed in memory. Reads of data outside it
+	// cost a block read and decompression each. Zero means 256 MiB;
+	// Pebble allocates it as it fills, so small databases use less.
+	CacheSize int64
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -50,7 +55,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger})
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
 	}

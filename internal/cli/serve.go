@@ -18,6 +18,7 @@ type serveOptions struct {
 	Listen     string
 	Standalone bool
 	Verbose    bool
+	CacheSize  byteSize
 }
 
 func newServeCmd(env Env) *cobra.Command {
@@ -31,6 +32,7 @@ that mongosh, pymongo and the official drivers can use it.
 Without --dbpath the database lives in memory and is lost on exit.`,
 		Example: `  formwork serve
   formwork serve --dbpath ./data --listen 127.0.0.1:27017
+  formwork serve --dbpath ./data --cache-size 2GiB
   mongosh mongodb://127.0.0.1:27017/test
 
 Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage error.`,
@@ -44,6 +46,7 @@ Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage e
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:27017", "address to listen on")
 	f.BoolVar(&o.Standalone, "standalone", false, "present a standalone server instead of a one-member replica set")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every connection")
+	f.Var(&o.CacheSize, "cache-size", "storage block cache, e.g. 1GiB or 512MB (default 256MiB)")
 	return c
 }
 
@@ -70,6 +73,7 @@ func runServe(env Env, o *serveOptions) error {
 		Standalone: o.Standalone,
 		Host:       l.Addr().String(),
 		Logger:     log,
+		CacheSize:  int64(o.CacheSize),
 	})
 	if err != nil {
 		l.Close()

@@ -38,6 +38,7 @@ var forbidden = map[string][]string{
 	"engine/internal/command":    {"engine/internal/server"},
 	"internal/testenv":           {"engine/internal/"},
 	"internal/cli":               {"engine/internal/"},
+	"internal/workload":          {"engine"},
 }
 
 func root(t *testing.T) string {

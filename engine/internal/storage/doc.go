@@ -16,7 +16,12 @@
 //	I2. Writes are serialised by Store's write lock, so a Writer sees every
 //	    committed write and its own pending ones (an indexed batch).
 //	I3. A committed batch is synced to the WAL before Write returns when the
-//	    store is on disk, so an acknowledged write survives a crash.
+//	    store is on disk, so an acknowledged write survives a crash. The
+//	    batch is applied, and so visible, before that sync: readers and the
+//	    next writer may see a write that is not yet durable (as MongoDB's
+//	    "local" read concern sees writes not yet journaled). Nothing is
+//	    lost by it: the WAL is one ordered log, so the sync that
+//	    acknowledges a later write also covers every write it read.
 //	I4. Record ids grow monotonically within a collection and are never
 //	    reused while the process runs; their order is $natural order.
 //	I5. Readers work on a Snapshot: a fixed point in time that later writes
@@ -26,6 +31,13 @@
 //	    read the catalog, so a plan never treats an index as non-multikey
 //	    for data that is multikey. (Other catalog changes publish after
 //	    the commit: a new index is never visible before its entries.)
+//	I7. The catalog is an immutable map behind an atomic pointer: readers
+//	    load it without a lock, writers (under the write lock) publish a
+//	    changed copy. Catalog reads never wait for commits.
+//	I8. Group commit: Write applies its batch under the write lock and
+//	    waits for the WAL sync after releasing it, so writers that commit
+//	    while a sync is in progress share the next one. Snapshots take no
+//	    lock that writers hold.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

@@ -29,22 +29,35 @@ type source interface {
 	Get([]byte) ([]byte, io.Closer, error)
 }
 
-type reader struct{ src source }
+// reader implements Reader over a source. fetch is nil for a Writer's
+// reader, whose point reads must see what the batch staged since.
+type reader struct {
+	src   source
+	fetch *fetcher
+}
 
-// Snapshot is a Reader over a fixed point in time. It must be closed.
+// Snapshot is a Reader over a fixed point in time. It must be closed. A
+// Snapshot is used by one goroutine at a time.
 type Snapshot struct {
 	reader
 	snap *pebble.Snapshot
 }
 
-// Snapshot returns a Reader over the store as it is now.
+// Snapshot returns a Reader over the store as it is now. It takes no lock
+// that writers hold: a reader never waits for a commit.
 func (s *Store) Snapshot() *Snapshot {
 	sn := s.db.NewSnapshot()
-	return &Snapshot{reader: reader{sn}, snap: sn}
+	return &Snapshot{reader: reader{src: sn, fetch: &fetcher{src: sn}}, snap: sn}
 }
 
-// Close releases the snapshot.
-func (s *Snapshot) Close() error { return s.snap.Close() }
+// Close releases the snapshot and the iterators its fetches kept open.
+func (s *Snapshot) Close() error {
+	err := s.fetch.close()
+	if cerr := s.snap.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 func (r reader) Scan(c *Collection, reverse bool) (*Records, error) {
 	lo := recordPrefix(c.ID)
@@ -56,15 +69,10 @@ func (r reader) Scan(c *Collection, reverse bool) (*Records, error) {
 }
 
 func (r reader) Fetch(c *Collection, rid int64) (bson.Raw, error) {
-	v, closer, err := r.src.Get(recordKey(c.ID, rid))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+	if r.fetch != nil {
+		return r.fetch.get(c.ID, rid)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
-	return rawCopy(v), nil
+	return pointGet(r.src, recordKey(c.ID, rid))
 }
 
 func (r reader) IndexScan(c *Collection, ix *Index, lo, hi []byte, reverse bool) (*Entries, error) {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -31,6 +32,12 @@ type Options struct {
 	Dir string
 	// Logger receives Pebble's messages at debug level; nil discards them.
 	Logger *slog.Logger
+	// CacheSize is the block cache size in bytes; zero means
+	// DefaultCacheSize. Memtables are sized from it (see tune).
+	CacheSize int64
+
+	// fs replaces the operating system's file system under Dir (tests).
+	fs vfs.FS
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -38,13 +45,19 @@ type Store struct {
 	db      *pebble.DB
 	durable bool
 
-	wmu     sync.Mutex       // serialises writers (I2)
-	lastRID map[uint64]int64 // collection id → highest record id; guarded by wmu
+	wmu        sync.Mutex       // serialises writers (I2)
+	lastRID    map[uint64]int64 // collection id → highest record id; guarded by wmu
+	nextCollID uint64           // guarded by wmu
 
-	cmu        sync.RWMutex // guards colls and nextCollID
-	colls      map[string]*Collection
-	nextCollID uint64
-	closed     bool
+	// cat is the published catalog, ns → collection. A published map is
+	// never modified: writers (holding wmu) publish a changed copy, so
+	// readers load it without a lock (I7).
+	cat atomic.Pointer[map[string]*Collection]
+
+	closed atomic.Bool
+	// syncing counts commits that left wmu and wait for their WAL sync
+	// (I3); Close waits for them.
+	syncing sync.WaitGroup
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -68,16 +81,20 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 // Open opens or creates the store described by opts and loads its catalog.
 func Open(opts Options) (*Store, error) {
 	po := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
+	tune(po, opts.CacheSize, opts.Dir != "")
 	dir := opts.Dir
-	if dir == "" {
+	switch {
+	case dir == "":
 		po.FS = vfs.NewMem()
 		dir = "mem"
+	case opts.fs != nil:
+		po.FS = opts.fs
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, colls: map[string]*Collection{}, nextCollID: 1}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -86,17 +103,14 @@ func Open(opts Options) (*Store, error) {
 }
 
 // Close flushes and closes the store. Snapshots and iterators must be
-// closed first.
+// closed first. Writes in progress finish first; later ones get ErrClosed.
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.cmu.Lock()
-	if s.closed {
-		s.cmu.Unlock()
+	if s.closed.Swap(true) {
 		return nil
 	}
-	s.closed = true
-	s.cmu.Unlock()
+	s.syncing.Wait()
 	return s.db.Close()
 }
 
@@ -109,6 +123,7 @@ func (s *Store) load() error {
 		return err
 	}
 	defer it.Close()
+	colls := map[string]*Collection{}
 	for it.First(); it.Valid(); it.Next() {
 		c, err := decodeCollection(it.Value())
 		if err != nil {
@@ -122,8 +137,9 @@ func (s *Store) load() error {
 			return err
 		}
 		s.lastRID[c.ID] = rid
-		s.colls[c.NS] = c
+		colls[c.NS] = c
 	}
+	s.cat.Store(&colls)
 	return it.Error()
 }
 
@@ -140,24 +156,43 @@ func (s *Store) lastRecordID(collID uint64) (int64, error) {
 	return 0, it.Error()
 }
 
-// Collection returns the collection named ns ("db.coll"), or nil.
+// catalog returns the published catalog. The map must not be modified.
+func (s *Store) catalog() map[string]*Collection { return *s.cat.Load() }
+
+// publish makes changes (ns → new definition, nil when dropped) visible
+// to readers by replacing the catalog with a changed copy. The caller
+// holds wmu, so publishers never race.
+func (s *Store) publish(changes map[string]*Collection) {
+	old := s.catalog()
+	next := make(map[string]*Collection, len(old)+len(changes))
+	for ns, c := range old {
+		next[ns] = c
+	}
+	for ns, c := range changes {
+		if c == nil {
+			delete(next, ns)
+		} else {
+			next[ns] = c
+		}
+	}
+	s.cat.Store(&next)
+}
+
+// Collection returns the collection named ns ("db.coll"), or nil. It
+// takes no lock.
 func (s *Store) Collection(ns string) *Collection {
-	s.cmu.RLock()
-	defer s.cmu.RUnlock()
-	return s.colls[ns]
+	return s.catalog()[ns]
 }
 
 // Collections returns the collections of database db sorted by name, or of
 // every database when db is empty.
 func (s *Store) Collections(db string) []*Collection {
-	s.cmu.RLock()
 	var out []*Collection
-	for _, c := range s.colls {
+	for _, c := range s.catalog() {
 		if db == "" || c.DB == db {
 			out = append(out, c)
 		}
 	}
-	s.cmu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
 	return out
 }
@@ -165,12 +200,10 @@ func (s *Store) Collections(db string) []*Collection {
 // Databases returns the names of databases that hold at least one
 // collection, sorted.
 func (s *Store) Databases() []string {
-	s.cmu.RLock()
 	seen := map[string]bool{}
-	for _, c := range s.colls {
+	for _, c := range s.catalog() {
 		seen[c.DB] = true
 	}
-	s.cmu.RUnlock()
 	out := make([]string, 0, len(seen))
 	for d := range seen {
 		out = append(out, d)

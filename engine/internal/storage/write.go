@@ -44,55 +44,6 @@ type Writer struct {
 	early map[string]bool
 }
 
-// Write runs fn with a Writer while holding the store's write lock, then
-// commits the batch (synced when durable). If fn returns an error nothing
-// it staged is applied.
-func (s *Store) Write(fn func(w *Writer) error) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.cmu.RLock()
-	closed := s.closed
-	s.cmu.RUnlock()
-	if closed {
-		return ErrClosed
-	}
-	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
-	defer w.b.Close()
-	if err := fn(w); err != nil {
-		return err
-	}
-	if len(w.early) > 0 {
-		s.cmu.Lock()
-		for ns := range w.early {
-			if c := w.pending[ns]; c != nil {
-				s.colls[ns] = c
-			}
-		}
-		s.cmu.Unlock()
-	}
-	if !w.b.Empty() {
-		opt := pebble.NoSync
-		if s.durable {
-			opt = pebble.Sync
-		}
-		if err := w.b.Commit(opt); err != nil {
-			return fmt.Errorf("storage: commit: %w", err)
-		}
-	}
-	if len(w.pending) > 0 {
-		s.cmu.Lock()
-		for ns, c := range w.pending {
-			if c == nil {
-				delete(s.colls, ns)
-			} else {
-				s.colls[ns] = c
-			}
-		}
-		s.cmu.Unlock()
-	}
-	return nil
-}
-
 // Collection returns ns as this writer sees it, or nil.
 func (w *Writer) Collection(ns string) *Collection {
 	if c, ok := w.pending[ns]; ok {
@@ -117,10 +68,8 @@ func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, err
 		return nil, mongoerr.Newf(mongoerr.NamespaceExists, "Collection %s already exists.", ns)
 	}
 	db, name := SplitNS(ns)
-	w.s.cmu.Lock()
-	id := w.s.nextCollID
+	id := w.s.nextCollID // guarded by wmu, which Write holds
 	w.s.nextCollID++
-	w.s.cmu.Unlock()
 	if options == nil {
 		options = emptyDoc
 	}
@@ -534,4 +483,4 @@ outer:
 
 // Reader returns a Reader over this writer's view: committed data plus
 // what it has staged so far.
-func (w *Writer) Reader() Reader { return reader{w.b} }
+func (w *Writer) Reader() Reader { return reader{src: w.b} }

@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// mixedDocs is the number of documents the mixed workload starts with.
+const mixedDocs = 10000
+
+// BenchmarkMixed runs 50% point reads, 40% $inc updates and 10% inserts
+// from 1 and 32 concurrent clients, in memory and on disk, and reports
+// the reads' p50 and p99 latency. With 32 clients it also reports the
+// p99 relative to one client on the same storage ("p99-x-of-1-client",
+// target ≤ 5: readers do not wait for writers).
+func BenchmarkMixed(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		for _, clients := range []int{1, 32} {
+			b.Run(fmt.Sprintf("storage=%s/clients=%d", storageName(durable), clients), func(b *testing.B) {
+				benchMixed(b, durable, clients)
+			})
+		}
+	}
+}
+
+func benchMixed(b *testing.B, durable bool, clients int) {
+	c := perfEngine(b, durable).Database("bench").Collection("c")
+	ctx := context.Background()
+	pad := padding(100)
+	docs := make([]any, mixedDocs)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: i}, {Key: "n", Value: 0}, {Key: "pad", Value: pad}}
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	var inserted atomic.Int64
+	inserted.Store(mixedDocs)
+	reads := &latencies{}
+	perClient := make([][]time.Duration, clients)
+	elapsed := runClients(b, clients, func(ctx context.Context, client, i int) error {
+		r := rand.IntN(100)
+		switch {
+		case r < 50:
+			t0 := time.Now()
+			var d bson.Raw
+			err := c.FindOne(ctx, bson.D{{Key: "_id", Value: rand.IntN(mixedDocs)}}).Decode(&d)
+			perClient[client] = append(perClient[client], time.Since(t0))
+			return err
+		case r < 90:
+			_, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: rand.IntN(mixedDocs)}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
+			return err
+		default:
+			id := inserted.Add(1)
+			_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "n", Value: 0}, {Key: "pad", Value: pad}})
+			return err
+		}
+	})
+	for _, d := range perClient {
+		reads.add(d)
+	}
+	s := reads.sorted()
+	p99 := ms(percentile(s, 0.99))
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(ms(percentile(s, 0.50)), "read-p50-ms")
+	b.ReportMetric(p99, "read-p99-ms")
+	key := "mixed/" + storageName(durable)
+	if clients == 1 {
+		recordPerf(key, p99)
+	} else {
+		reportRatio(b, p99, key, "p99-x-of-1-client")
+	}
+}
+
+// BenchmarkPushLarge appends to an array in a document of about 100 KB
+// with $push and $slice (so that it keeps its size) and reports the rate
+// at which whole documents are rewritten, in MB/s.
+func BenchmarkPushLarge(b *testing.B) {
+	c := perfEngine(b, false).Database("bench").Collection("c")
+	ctx := context.Background()
+	const items = 1000
+	pad := padding(90)
+	arr := make(bson.A, items)
+	for i := range arr {
+		arr[i] = fmt.Sprintf("%08d%s", i, pad)
+	}
+	doc := bson.D{{Key: "_id", Value: 1}, {Key: "items", Value: arr}}
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.InsertOne(ctx, doc); err != nil {
+		b.Fatal(err)
+	}
+	filter := bson.D{{Key: "_id", Value: 1}}
+	var cpu cpuMeter
+	for i := items; b.Loop(); i++ {
+		if i == items {
+			cpu = startCPU()
+		}
+		push := bson.D{{Key: "$push", Value: bson.D{{Key: "items", Value: bson.D{
+			{Key: "$each", Value: bson.A{fmt.Sprintf("%08d%s", i, pad)}}, {Key: "$slice", Value: -items}}}}}}
+		res, err := c.UpdateOne(ctx, filter, push)
+		if err != nil || res.ModifiedCount != 1 {
+			b.Fatalf("push: %v %v", res, err)
+		}
+	}
+	cpu.report(b, float64(b.N), "push")
+	b.ReportMetric(float64(len(raw))*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+}
