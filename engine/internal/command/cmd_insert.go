@@ -35,7 +35,7 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: mongoerr.As(ctxErr(err))})
 				return nil
 			}
-			doc, err := prepareInsert(d)
+			doc, err := prepareInsert(fillEmptyTimestamps(d, r.Env.clock.now))
 			if err == nil {
 				_, err = w.Insert(c, doc)
 			}
