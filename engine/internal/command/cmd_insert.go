@@ -24,6 +24,9 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	docs, ordered, ns := b.items, b.ordered, r.DB+"."+b.coll
+	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+		return nil, err
+	}
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)

@@ -82,6 +82,7 @@ const (
 	AmbiguousIndexKeyPattern                 Code = 181
 	CursorInUse                              Code = 143
 	UnknownBSONField                         Code = 40415 // IDL: "BSON field '...' is an unknown field."
+	DatabaseDifferCase                       Code = 13297
 )
 
 var names = map[Code]string{
@@ -159,6 +160,7 @@ var names = map[Code]string{
 	ClientMetadataCannotBeMutated:            "ClientMetadataCannotBeMutated",
 	QueryFeatureNotAllowed:                   "QueryFeatureNotAllowed",
 	UnsupportedOpQueryCommand:                "UnsupportedOpQueryCommand",
+	DatabaseDifferCase:                       "DatabaseDifferCase",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises
