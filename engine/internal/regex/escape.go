@@ -351,13 +351,11 @@ func (t *translator) property(negate bool) (set, error) {
 		s.props = []string{"Z"}
 		s.ranges = []rng{{'\t', '\r'}}
 	default:
-		for i := 0; i < len(name); i++ {
-			c := name[i]
-			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-				return set{}, t.errorf(`unknown property name after \P or \p`)
-			}
+		canonical, ok := canonicalProperty(name)
+		if !ok {
+			return set{}, t.errorf(`unknown property name after \P or \p`)
 		}
-		s.props = []string{name}
+		s.props = []string{canonical}
 	}
 	return s, nil
 }

@@ -36,6 +36,12 @@ func TestRegexMatch(t *testing.T) {
 		{`^\p{Lu}$`, "", "É", true},
 		{`^\p{Greek}+$`, "", "αβγ", true},
 		{`^\pL$`, "", "x", true},
+		{`^\p{greek}$`, "", "α", true},
+		{`^\p{lu}$`, "", "A", true},
+		{`^\p{Any}\p{Any}$`, "", "a😀", true},
+		{`^[\p{Any}]$`, "", "\n", true},
+		{`^[^\p{L}]$`, "", "1", true},
+		{`^[\P{L}x]+$`, "", "1x2", true},
 		{`^\P{L}$`, "", "1", true},
 		{`^\d$`, "", "٣", false}, // ASCII digits only
 		{`^\w$`, "", "é", false},
