@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
+	"github.com/dlclark/regexp2/syntax"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -97,14 +98,17 @@ func compileEngine(expr string, opt regexp2.RegexOptions) (re *regexp2.Regexp, e
 	return regexp2.Compile(expr, opt)
 }
 
-// engineMessage strips the engine's prefix, which quotes the translated
-// pattern rather than the user's.
+// engineMessage returns the engine's reason without its prefix and the
+// translated pattern it quotes, which is not the user's.
 func engineMessage(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, "`: "); i >= 0 {
-		return msg[i+3:]
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		if len(se.Args) == 0 {
+			return se.Code.String()
+		}
+		return fmt.Sprintf(se.Code.String(), se.Args...)
 	}
-	return msg
+	return err.Error()
 }
 
 // flags are the parsed option letters.

@@ -153,10 +153,15 @@ func TestRegexCompileErrors(t *testing.T) {
 			t.Errorf("Compile(%q, %q) = %v; want code %d", c.pattern, c.options, err, c.code)
 		}
 	}
+	// The message names the user's problem, not the translated pattern.
+	_, err := Compile("", `(a)(?(1)a|b|c)`, "")
+	if err == nil || strings.Contains(err.Error(), "?<1>") || strings.Contains(err.Error(), "in `") {
+		t.Errorf("engine error leaks the translated pattern: %v", err)
+	}
 	if _, err := Compile("", strings.Repeat("a", MaxPatternSize), ""); err != nil {
 		t.Errorf("a pattern of MaxPatternSize bytes: %v", err)
 	}
-	_, err := Compile("$regexMatch", "a", "g")
+	_, err = Compile("$regexMatch", "a", "g")
 	var me *mongoerr.Error
 	if !errors.As(err, &me) || me.Msg != "$regexMatch invalid flag in regex options: g" {
 		t.Errorf("flag error message = %v", err)

@@ -81,8 +81,10 @@ func countGroups(p string) int {
 	return n
 }
 
+// errorf returns a compile error worded as PCRE2's message (mongod sends
+// the message without the offset).
 func (t *translator) errorf(format string, args ...any) error {
-	return fmt.Errorf(format+" at offset %d", append(args, t.i)...)
+	return fmt.Errorf(format, args...)
 }
 
 func (t *translator) emit(s string) { t.out = append(t.out, s...) }
