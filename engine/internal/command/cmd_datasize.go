@@ -27,7 +27,7 @@ type dataSizeParams struct {
 // those whose keyPattern key lies in [min, max), as mongod's dataSize. A
 // missing collection answers size 0. maxSize and maxObjects stop the count
 // early with maxReached: true. estimate is accepted; the size is always
-// exact.
+// exact. millis is an int64, as mongod appends its timer's long long.
 // https://www.mongodb.com/docs/v7.0/reference/command/dataSize/
 func runDataSize(ctx context.Context, r *Request) (bson.D, error) {
 	start := time.Now()
@@ -37,7 +37,7 @@ func runDataSize(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	c := r.Env.Store.Collection(p.ns)
 	if c == nil {
-		return bson.D{{Key: "size", Value: int32(0)}, {Key: "numObjects", Value: int32(0)}, {Key: "millis", Value: int32(time.Since(start).Milliseconds())}}, nil
+		return bson.D{{Key: "size", Value: int32(0)}, {Key: "numObjects", Value: int32(0)}, {Key: "millis", Value: time.Since(start).Milliseconds()}}, nil
 	}
 	var fields []keyField
 	if len(p.min) > 5 || len(p.max) > 5 {
@@ -85,7 +85,7 @@ func runDataSize(ctx context.Context, r *Request) (bson.D, error) {
 	if maxReached {
 		out = append(out, bson.E{Key: "maxReached", Value: true})
 	}
-	return append(out, bson.E{Key: "millis", Value: int32(time.Since(start).Milliseconds())}), nil
+	return append(out, bson.E{Key: "millis", Value: time.Since(start).Milliseconds()}), nil
 }
 
 // parseDataSize reads the command's fields.
