@@ -48,7 +48,7 @@ type Regexp struct {
 
 // Compile validates options and compiles pattern. opName prefixes the
 // message of an option error as mongod does ("$regexMatch invalid flag in
-// regex options: g"); the match language passes "". Errors are
+// regex options: g"); the match language passes "", as mongod does. Errors are
 // *mongoerr.Error with BadValue, CodeBadFlag or CodeInvalid.
 func Compile(opName, pattern, options string) (*Regexp, error) {
 	if len(pattern) > MaxPatternSize {
@@ -139,11 +139,8 @@ func parseOptions(opName, options string) (flags, error) {
 			f.x = true
 		case 'u':
 		default:
-			msg := fmt.Sprintf("invalid flag in regex options: %c", c)
-			if opName != "" {
-				msg = opName + " " + msg
-			}
-			return f, mongoerr.New(CodeBadFlag, msg)
+			// With an empty opName mongod's message starts with a space.
+			return f, mongoerr.Newf(CodeBadFlag, "%s invalid flag in regex options: %c", opName, c)
 		}
 	}
 	return f, nil
