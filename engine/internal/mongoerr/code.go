@@ -87,6 +87,7 @@ const (
 	InvalidPipelineOperator                  Code = 168
 	CommandNotSupportedOnView                Code = 166
 	OptionNotSupportedOnView                 Code = 167
+	DatabaseDifferCase                       Code = 13297
 )
 
 var names = map[Code]string{
@@ -169,6 +170,7 @@ var names = map[Code]string{
 	InvalidPipelineOperator:                  "InvalidPipelineOperator",
 	CommandNotSupportedOnView:                "CommandNotSupportedOnView",
 	OptionNotSupportedOnView:                 "OptionNotSupportedOnView",
+	DatabaseDifferCase:                       "DatabaseDifferCase",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises
