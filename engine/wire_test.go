@@ -131,7 +131,6 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 		}(frame)
 	}
 	wg.Wait()
-	// Invalid BSON inside a well-formed frame also closes the connection.
 	rc := dialRaw(t, edb)
 	reply := rc.run(bson.D{{Key: "find", Value: "c"}, {Key: "$db", Value: "test"}})
 	if reply.Lookup("ok").Double() != 1 {
@@ -177,5 +176,39 @@ func TestLegacyOpQueryHello(t *testing.T) {
 	r := bson.Raw(doc)
 	if r.Lookup("ismaster").Boolean() != true || r.Lookup("helloOk").Boolean() != true {
 		t.Fatalf("isMaster reply %v", r)
+	}
+}
+
+// TestBadContentGetsAnErrorReply checks that a well-framed OP_MSG with
+// invalid content is answered with mongod's code and the connection keeps
+// serving: a document without its terminating byte is InvalidBSON, and
+// two document sequences with one identifier are rejected (40431).
+func TestBadContentGetsAnErrorReply(t *testing.T) {
+	edb, db := newDB(t)
+	rc := dialRaw(t, edb)
+	body := mustMarshal(t, bson.D{{Key: "insert", Value: "c"}, {Key: "$db", Value: "test"}})
+	doc := mustMarshal(t, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.D{{Key: "b", Value: int32(1)}}}})
+	nested := append([]byte(nil), doc...)
+	nested[len(nested)-2] = 'x' // the nested document's terminator
+	dup := wire.AppendRequest(nil, 7, 0, body, []wire.Sequence{
+		{Identifier: "documents", Documents: []bson.Raw{doc}},
+		{Identifier: "documents", Documents: []bson.Raw{doc}},
+	}, false)
+	noTerm := wire.AppendRequest(nil, 8, 0, body, []wire.Sequence{{Identifier: "documents", Documents: []bson.Raw{nested}}}, false)
+	for _, c := range []struct {
+		frame []byte
+		code  int32
+	}{{dup, 40431}, {noTerm, 22}} {
+		rc.send(c.frame)
+		reply := rc.recv()
+		if reply.Lookup("ok").Double() != 0 || reply.Lookup("code").Int32() != c.code {
+			t.Errorf("reply = %v, want code %d", reply, c.code)
+		}
+	}
+	if n, err := db.Collection("c").CountDocuments(ctxT(t), bson.D{}); err != nil || n != 0 {
+		t.Fatalf("rejected inserts wrote %d documents (%v)", n, err)
+	}
+	if reply := rc.run(bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}}); reply.Lookup("ok").Double() != 1 {
+		t.Fatalf("connection stopped serving: %v", reply)
 	}
 }

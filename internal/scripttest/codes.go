@@ -85,6 +85,7 @@ var codeNames = map[int32]string{
 	323:   "APIStrictError",
 	352:   "UnsupportedOpQueryCommand",
 	10107: "NotWritablePrimary",
+	13297: "DatabaseDifferCase",
 	10334: "BSONObjectTooLarge",
 	11000: "DuplicateKey",
 	11601: "Interrupted",

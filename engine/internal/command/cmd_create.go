@@ -111,6 +111,9 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 			return nil, err
 		}
 	}
+	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+		return nil, err
+	}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		_, err := w.CreateCollection(r.DB+"."+name, raw)
 		return err

@@ -24,6 +24,9 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	docs, ordered, ns := b.items, b.ordered, r.DB+"."+b.coll
+	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+		return nil, err
+	}
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)
@@ -35,7 +38,7 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: mongoerr.As(ctxErr(err))})
 				return nil
 			}
-			doc, err := prepareInsert(d)
+			doc, err := prepareInsert(fillEmptyTimestamps(d, r.Env.clock.now))
 			if err == nil {
 				_, err = w.Insert(c, doc)
 			}

@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/regex"
 )
 
 // QueryFeatureNotAllowed is mongod's code 224; mongoerr lacks the constant.
@@ -49,7 +49,7 @@ type filterNode struct {
 	parts    []string
 	value    bson.RawValue   // opEq and comparisons
 	values   []bson.RawValue // opIn (non-regex)
-	regexes  []*regexp.Regexp
+	regexes  []*regex.Regexp
 	types    []bson.Type // opType; 0 stands for "number"
 	exists   bool
 	debug    string
@@ -319,28 +319,9 @@ func parseTypes(arg bson.RawValue) ([]bson.Type, error) {
 	return []bson.Type{t}, nil
 }
 
-// compileRegex compiles a BSON regex for Go's RE2 engine.
-// Divergence: RE2 lacks backreferences and lookaround; such patterns fail
-// with BadValue.
-func compileRegex(pattern, options string) (*regexp.Regexp, error) {
-	var flags string
-	for _, o := range options {
-		switch o {
-		case 'i', 'm', 's':
-			flags += string(o)
-		case 'x', 'u':
-		default:
-			return nil, mongoerr.Newf(mongoerr.BadValue, "invalid flag in regex options: %c", o)
-		}
-	}
-	if flags != "" {
-		pattern = "(?" + flags + ")" + pattern
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, mongoerr.Newf(mongoerr.BadValue, "Regular expression is invalid: %v", err)
-	}
-	return re, nil
+// compileRegex compiles a BSON regex with MongoDB's PCRE semantics.
+func compileRegex(pattern, options string) (*regex.Regexp, error) {
+	return regex.Compile("", pattern, options)
 }
 
 func indentDebug(children []*filterNode) string {
@@ -450,7 +431,7 @@ func (n *filterNode) match(doc bson.Raw) bool {
 		}
 		for _, re := range n.regexes {
 			for _, v := range vals {
-				if s, ok := stringOf(v); ok && re.MatchString(s) {
+				if s, ok := stringOf(v); ok && matchString(re, s) {
 					return true
 				}
 			}
@@ -458,6 +439,13 @@ func (n *filterNode) match(doc bson.Raw) bool {
 		return false
 	}
 	return false
+}
+
+// matchString reports a regex match; a match past the time limit does not
+// match, as in the query language.
+func matchString(re *regex.Regexp, s string) bool {
+	ok, _ := re.MatchString(s)
+	return ok
 }
 
 func matchesEq(vals []bson.RawValue, missing bool, want bson.RawValue) bool {

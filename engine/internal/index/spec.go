@@ -307,6 +307,9 @@ func ParseSpec(raw bson.Raw) (Spec, error) {
 	if s.Name == "" {
 		return Spec{}, mongoerr.New(mongoerr.CannotCreateIndex, "index name cannot be empty")
 	}
+	if strings.IndexByte(s.Name, 0) >= 0 {
+		return Spec{}, mongoerr.New(mongoerr.CannotCreateIndex, "index name cannot contain NUL bytes")
+	}
 	if pluginName == "wildcard" {
 		switch {
 		case s.Sparse:

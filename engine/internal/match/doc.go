@@ -15,13 +15,13 @@
 // operators answer NotImplemented (238) at compile time; they never give a
 // wrong result.
 //
-// Regular expressions: MongoDB uses PCRE; this package translates PCRE
-// syntax to Go's RE2 where the meaning is the same (see regex.go) and
-// rejects what RE2 cannot do (backreferences, lookaround, atomic groups,
-// possessive quantifiers, recursion, \G, \K, inline (?x)) with code 51091
-// "Regular expression is invalid".
+// Regular expressions: MongoDB uses PCRE; package regex runs PCRE syntax
+// (backreferences, lookaround, atomic groups and possessive quantifiers
+// included) on a backtracking engine with a time limit per match. A match
+// that runs past the limit does not match, as a PCRE match past mongod's
+// match limit does not (regex.go).
 //
-// Imports: bsonkit, expr, mongoerr and the driver's bson packages only.
+// Imports: bsonkit, expr, mongoerr, regex and the driver's bson packages only.
 // Must not import command, storage or any package above it.
 //
 // Invariants:

@@ -88,6 +88,7 @@ const (
 	CommandNotSupportedOnView                Code = 166
 	OptionNotSupportedOnView                 Code = 167
 	ViewDepthLimitExceeded                   Code = 165
+	DatabaseDifferCase                       Code = 13297
 )
 
 var names = map[Code]string{
@@ -171,6 +172,7 @@ var names = map[Code]string{
 	CommandNotSupportedOnView:                "CommandNotSupportedOnView",
 	OptionNotSupportedOnView:                 "OptionNotSupportedOnView",
 	ViewDepthLimitExceeded:                   "ViewDepthLimitExceeded",
+	DatabaseDifferCase:                       "DatabaseDifferCase",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

@@ -149,6 +149,9 @@ func (s *Server) handle(c net.Conn) {
 		r := bufio.NewReaderSize(c, 64<<10)
 		for {
 			msg, err := wire.ReadMessage(r)
+			if err != nil && msg != nil && msg.Invalid != nil {
+				err = nil // framed correctly: answered with its error below
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 					log.Info("closing connection", "err", err)
@@ -193,12 +196,20 @@ func (s *Server) serve(ctx context.Context, conn *command.Conn, msg *wire.Messag
 			ok = msg.Flags&wire.FlagMoreToCome == 0 || msg.Header.OpCode == wire.OpQuery
 		}
 	}()
+	if msg.Invalid != nil {
+		reply, _ = bson.Marshal(mongoerr.New(mongoerr.Code(msg.Invalid.Code), msg.Invalid.Msg).Reply())
+		return reply, msg.Flags&wire.FlagMoreToCome == 0 || msg.Header.OpCode == wire.OpQuery
+	}
 	if msg.Header.OpCode == wire.OpQuery {
 		return s.serveQuery(ctx, conn, msg), true
 	}
 	body, err := msg.Command()
 	if err != nil {
-		reply, _ = bson.Marshal(mongoerr.Newf(mongoerr.InvalidBSON, "%v", err).Reply())
+		code := mongoerr.InvalidBSON
+		if pe := (*wire.ParseError)(nil); errors.As(err, &pe) {
+			code = mongoerr.Code(pe.Code)
+		}
+		reply, _ = bson.Marshal(mongoerr.New(code, strings.TrimPrefix(err.Error(), "wire: ")).Reply())
 		return reply, msg.Flags&wire.FlagMoreToCome == 0
 	}
 	reply = s.env.Dispatch(ctx, conn, body)

@@ -13,6 +13,13 @@
 //	    whose BSON documents are malformed, is an error; nothing is guessed.
 //	I3. When the checksumPresent flag is set the CRC-32C (Castagnoli) of the
 //	    message is verified before any section is parsed.
+//	I4. Every document is validated to the last nested byte (validate.go):
+//	    a missing terminator anywhere is InvalidBSON, never repaired.
+//	I5. A message that is framed correctly but whose content mongod refuses
+//	    (invalid BSON, two bodies, two sequences with one identifier, an
+//	    unknown section kind) comes back as a *ParseError with mongod's code
+//	    together with the message, so that the server answers it and keeps
+//	    the connection; framing errors close the connection.
 //
 // The package imports only the driver's bson packages.
 package wire

@@ -55,6 +55,34 @@ var (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// ParseError is a message that was framed correctly but whose content
+// mongod rejects (invalid BSON, a repeated or unknown section). The stream
+// is still in step, so the server answers it with Code instead of closing
+// the connection. It wraps ErrMalformed.
+type ParseError struct {
+	Code int32
+	Msg  string
+}
+
+// Error returns the message.
+func (e *ParseError) Error() string { return "wire: " + e.Msg }
+
+// Unwrap returns ErrMalformed.
+func (e *ParseError) Unwrap() error { return ErrMalformed }
+
+// mongod's codes for OP_MSG content errors (op_msg.cpp).
+const (
+	codeInvalidBSON           = 22
+	codeMultipleBodies        = 40430
+	codeDuplicateSequence     = 40431
+	codeUnknownSection        = 40432
+	codeDuplicateBodySeqField = 40433
+)
+
+func parseErrorf(code int32, format string, args ...any) error {
+	return &ParseError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Header is the standard message header.
 type Header struct {
 	Length     int32
@@ -72,6 +100,10 @@ type Message struct {
 	Body               bson.Raw
 	Sequences          []Sequence
 	FullCollectionName string
+	// Invalid is the content error when ReadMessage or Parse returned a
+	// *ParseError along with the message; the message is then to be
+	// answered with that error, not run.
+	Invalid *ParseError
 }
 
 // Sequence is one OP_MSG kind 1 section: a named run of documents.
@@ -82,7 +114,8 @@ type Sequence struct {
 
 // ReadMessage reads one message from r. It returns io.EOF when r is closed
 // between messages, and one of the package's errors for messages that
-// cannot be accepted.
+// cannot be accepted. With a *ParseError it also returns the message as far
+// as it was decoded (header and flags), so that the caller can answer it.
 func ReadMessage(r io.Reader) (*Message, error) {
 	var hdr [headerSize]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -129,15 +162,20 @@ func Parse(buf []byte) (*Message, error) {
 	if int(m.Header.Length) != len(buf) {
 		return nil, fmt.Errorf("%w: length %d does not match %d bytes", ErrMalformed, m.Header.Length, len(buf))
 	}
+	var err error
 	switch m.Header.OpCode {
 	case OpMsg:
-		return m, parseMsg(m, buf)
+		err = parseMsg(m, buf)
 	case OpQuery:
-		return m, parseQuery(m, buf[headerSize:])
+		err = parseQuery(m, buf[headerSize:])
+	default:
+		return nil, fmt.Errorf("%w: %d", ErrUnsupportedOpCode, m.Header.OpCode)
 	}
-	return nil, fmt.Errorf("%w: %d", ErrUnsupportedOpCode, m.Header.OpCode)
+	if pe := (*ParseError)(nil); errors.As(err, &pe) {
+		m.Invalid = pe
+	}
+	return m, err
 }
-
 func parseMsg(m *Message, buf []byte) error {
 	if len(buf) < headerSize+4 {
 		return fmt.Errorf("%w: OP_MSG without flags", ErrMalformed)
@@ -163,7 +201,7 @@ func parseMsg(m *Message, buf []byte) error {
 		switch kind {
 		case 0:
 			if m.Body != nil {
-				return fmt.Errorf("%w: more than one kind 0 section", ErrMalformed)
+				return parseErrorf(codeMultipleBodies, "Multiple body sections in message")
 			}
 			doc, rest, err := readDocument(body)
 			if err != nil {
@@ -182,10 +220,15 @@ func parseMsg(m *Message, buf []byte) error {
 			if err != nil {
 				return err
 			}
+			for _, prev := range m.Sequences {
+				if prev.Identifier == seq.Identifier {
+					return parseErrorf(codeDuplicateSequence, "Duplicate document sequence: %s", seq.Identifier)
+				}
+			}
 			m.Sequences = append(m.Sequences, seq)
 			body = body[size:]
 		default:
-			return fmt.Errorf("%w: unknown section kind %d", ErrMalformed, kind)
+			return parseErrorf(codeUnknownSection, "Unknown section kind %d", kind)
 		}
 	}
 	if m.Body == nil {
@@ -249,18 +292,20 @@ func readCString(b []byte) (string, []byte, bool) {
 // readDocument splits one validated BSON document off the front of b.
 func readDocument(b []byte) (bson.Raw, []byte, error) {
 	if len(b) < 5 {
-		return nil, nil, fmt.Errorf("%w: truncated document", ErrMalformed)
+		return nil, nil, parseErrorf(codeInvalidBSON, "truncated BSON document of %d bytes", len(b))
 	}
 	size := int(int32(binary.LittleEndian.Uint32(b)))
 	if size < 5 || size > len(b) {
-		return nil, nil, fmt.Errorf("%w: document size %d", ErrMalformed, size)
+		return nil, nil, parseErrorf(codeInvalidBSON, "BSON size %d is invalid: %d bytes remain in the section", size, len(b))
 	}
 	if size > MaxCommandSize {
 		return nil, nil, fmt.Errorf("%w: document of %d bytes", ErrTooLarge, size)
 	}
 	doc := bson.Raw(b[:size])
-	if err := bsoncore.Document(doc).Validate(); err != nil {
-		return nil, nil, fmt.Errorf("%w: invalid BSON: %v", ErrMalformed, err)
+	// validate checks every (sub)document's terminating NUL: a document
+	// without it is refused, never re-encoded.
+	if err := validate(doc); err != nil {
+		return nil, nil, parseErrorf(codeInvalidBSON, "invalid BSON: %v", err)
 	}
 	return doc, b[size:], nil
 }
@@ -335,7 +380,8 @@ func AppendRequest(dst []byte, requestID int32, flags uint32, body []byte, seqs 
 
 // Command returns the OP_MSG command with each document sequence merged
 // into the body as an array field named by its identifier, as mongod
-// treats them. It returns ErrMalformed when a sequence repeats a body field.
+// treats them. It returns a *ParseError (40433) when a sequence repeats a
+// body field.
 func (m *Message) Command() (bson.Raw, error) {
 	if len(m.Sequences) == 0 {
 		return m.Body, nil
@@ -348,7 +394,7 @@ func (m *Message) Command() (bson.Raw, error) {
 	for _, e := range elems {
 		for _, s := range m.Sequences {
 			if e.Key() == s.Identifier {
-				return nil, fmt.Errorf("%w: duplicate field %q in body and document sequence", ErrMalformed, s.Identifier)
+				return nil, parseErrorf(codeDuplicateBodySeqField, "Duplicate field between body and document sequence %s", s.Identifier)
 			}
 		}
 		doc = append(doc, e...)

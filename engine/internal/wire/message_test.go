@@ -148,10 +148,29 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add(AppendRequest(nil, 1, 0, body, []Sequence{{Identifier: "documents", Documents: []bson.Raw{doc, doc}}}, true))
 	f.Add(AppendRequest(nil, 1, FlagMoreToCome, body, nil, false))
 	f.Add([]byte{16, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xd4, 7, 0, 0})
+	// Two sequences with one identifier, and a body without its terminator.
+	f.Add(AppendRequest(nil, 1, 0, body, []Sequence{{Identifier: "documents", Documents: []bson.Raw{doc}}, {Identifier: "documents", Documents: []bson.Raw{doc}}}, false))
+	noTerm := AppendRequest(nil, 1, 0, body, nil, false)
+	noTerm[len(noTerm)-1] = 'x'
+	f.Add(noTerm)
+	// A body and a sequence that both name a field.
+	withDocs, _ := bson.Marshal(bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{}}, {Key: "$db", Value: "test"}})
+	f.Add(AppendRequest(nil, 1, 0, withDocs, []Sequence{{Identifier: "documents", Documents: []bson.Raw{doc}}}, true))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := ReadMessage(bytes.NewReader(b))
 		if err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) && (m == nil || m.Invalid != pe) {
+				t.Fatalf("a ParseError must come with its message")
+			}
 			return
+		}
+		seen := map[string]bool{}
+		for _, s := range m.Sequences {
+			if seen[s.Identifier] {
+				t.Fatalf("duplicate sequence %q accepted", s.Identifier)
+			}
+			seen[s.Identifier] = true
 		}
 		cmd, err := m.Command()
 		if err != nil {
@@ -161,4 +180,55 @@ func FuzzReadMessage(f *testing.F) {
 			t.Fatalf("merged command is invalid BSON: %v", err)
 		}
 	})
+}
+
+// TestContentErrorsCarryMongodCodes checks that a correctly framed message
+// with bad content returns a *ParseError with mongod's code and the message
+// itself, so that the server can answer it.
+func TestContentErrorsCarryMongodCodes(t *testing.T) {
+	body := mustDoc(t, bson.D{{Key: "insert", Value: "c"}, {Key: "$db", Value: "test"}})
+	doc := mustDoc(t, bson.D{{Key: "_id", Value: 1}})
+	dupSeq := AppendRequest(nil, 1, 0, body, []Sequence{
+		{Identifier: "documents", Documents: []bson.Raw{doc}},
+		{Identifier: "documents", Documents: []bson.Raw{doc}},
+	}, false)
+	// A body whose last byte is not the terminating NUL.
+	noTerm := AppendRequest(nil, 1, 0, body, nil, false)
+	noTerm[len(noTerm)-1] = 'x'
+	// A sequence document whose nested document lacks its terminator.
+	nested := mustDoc(t, bson.D{{Key: "a", Value: bson.D{{Key: "b", Value: int32(1)}}}})
+	nested[len(nested)-2] = 1
+	badSeqDoc := AppendRequest(nil, 1, 0, body, []Sequence{{Identifier: "documents", Documents: []bson.Raw{nested}}}, false)
+	twoBodies := AppendRequest(nil, 1, 0, body, nil, false)
+	twoBodies = append(twoBodies, 0)
+	twoBodies = append(twoBodies, body...)
+	binary.LittleEndian.PutUint32(twoBodies, uint32(len(twoBodies)))
+	cases := map[string]struct {
+		buf  []byte
+		code int32
+	}{
+		"duplicate sequence":        {dupSeq, 40431},
+		"missing terminator":        {noTerm, 22},
+		"nested missing terminator": {badSeqDoc, 22},
+		"two bodies":                {twoBodies, 40430},
+	}
+	for name, c := range cases {
+		m, err := ReadMessage(bytes.NewReader(c.buf))
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Code != c.code || !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: err = %v, want code %d", name, err, c.code)
+			continue
+		}
+		if m == nil || m.Invalid != pe || m.Header.RequestID != 1 {
+			t.Errorf("%s: message = %+v", name, m)
+		}
+	}
+	// Sequences with different identifiers are fine.
+	ok := AppendRequest(nil, 1, 0, body, []Sequence{
+		{Identifier: "documents", Documents: []bson.Raw{doc}},
+		{Identifier: "other", Documents: []bson.Raw{doc}},
+	}, false)
+	if _, err := ReadMessage(bytes.NewReader(ok)); err != nil {
+		t.Errorf("two distinct sequences: %v", err)
+	}
 }
