@@ -181,7 +181,11 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 			}
 		}
 		src.Close()
-		return cursorReply(0, p.ns(), "firstBatch", nil), nil
+		reply := cursorReply(0, p.ns(), "firstBatch", nil)
+		if wce := r.Generic.WriteConcern.concernError(); wce != nil {
+			reply = append(reply, bson.E{Key: "writeConcernError", Value: wce})
+		}
+		return reply, nil
 	}
 	if p.batchSize == 0 {
 		// A zero batch opens the cursor without reading anything.
