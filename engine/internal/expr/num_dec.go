@@ -525,12 +525,12 @@ func floorDiv2(e int) int {
 // decViaFloat applies a double function to a decimal and converts the
 // result back to 34 digits.
 //
-// Divergence: mongod computes decimal trigonometric functions in 34-digit
-// decimal arithmetic; this engine computes them in double precision, so
-// only the first 15 or so digits of such results agree. ($exp, $ln, $log,
-// $log10 and $pow use the high-precision code of num_big.go; they agree
-// with mongod to the last digit except where mongod's library is off by
-// one unit in the last place.)
+// Divergence: mongod computes every decimal trigonometric function in
+// 34-digit decimal arithmetic. This engine does too (num_trig.go), except
+// for arguments where that cannot be done precisely and cheaply (circular
+// functions of |x| >= 1e30, hyperbolic ones past overflow, infinities and
+// zeros), which go through double precision here; such results agree
+// with mongod's only to about 15 digits.
 func decViaFloat(d dec, fn func(float64) float64) dec {
 	return decFromFloat(fn(d.float()), 34)
 }

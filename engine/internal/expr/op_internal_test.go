@@ -86,16 +86,16 @@ func TestFunctionNoJavaScript(t *testing.T) {
 }
 
 // TestDecimalTranscendental: decimal trigonometry gives decimals that
-// agree with the double result.
+// agree with the double result (to 34 digits where num_trig.go applies).
 func TestDecimalTranscendental(t *testing.T) {
-	// Divergence: mongod computes trigonometry to 34 digits; here it
-	// carries a double's precision.
+	// Divergence: for huge or infinite arguments, decimal trigonometry
+	// carries only a double's precision here.
 	for _, c := range []struct {
 		expr string
 		want float64
 	}{
-		{`{"$sin": {"$numberDecimal": "1"}}`, math.Sin(1)},
-		{`{"$atan2": [{"$numberDecimal": "1"}, 1]}`, math.Pi / 4},
+		{`{"$sin": {"$numberDecimal": "1E+40"}}`, math.Sin(1e40)},
+		{`{"$atan2": [{"$numberDecimal": "1"}, {"$numberDecimal": "Infinity"}]}`, 0},
 		{`{"$acos": {"$numberDecimal": "0.5"}}`, math.Acos(0.5)},
 	} {
 		v, err := evalOne(t, c.expr, bson.D{})
@@ -190,5 +190,16 @@ func TestHashValue(t *testing.T) {
 	}
 	if HashValue(Int32(42)) != HashValue(Double(42.0)) || HashValue(Int64(42)) != HashValue(Int32(42)) {
 		t.Fatal("equal numbers hash differently")
+	}
+}
+
+// TestDecimalTrigTiny: odd hyperbolic functions of tiny decimals keep
+// their value instead of cancelling to zero.
+func TestDecimalTrigTiny(t *testing.T) {
+	for _, op := range []string{"$sinh", "$tanh", "$asinh", "$atanh", "$sin", "$tan", "$asin", "$atan"} {
+		v, err := evalOne(t, `{"`+op+`": {"$numberDecimal": "1E-6000"}}`, bson.D{})
+		if err != nil || v.Type != bson.TypeDecimal128 || v.Decimal128().String() != "1.000000000000000000000000000000000E-6000" && v.Decimal128().String() != "1E-6000" {
+			t.Errorf("%s(1E-6000) = %v, %v", op, v, err)
+		}
 	}
 }

@@ -57,8 +57,15 @@ func opTrig(f func(float64) float64, lo, hi float64, closed bool) parseFunc {
 				return v, nil
 			}
 			x := d.float()
-			if !inBounds(x) {
+			// A finite decimal past double's range is still inside (-inf, inf).
+			if !inBounds(x) && !(lo < hi && math.IsInf(lo, -1) && math.IsInf(hi, 1) && d.form == decFinite) {
 				return bson.RawValue{}, exprErr(50989, "cannot apply %s to %s, value must be in %s", name, d.String(), bounds())
+			}
+			if d.isZero() || d.form == decInf {
+				return round34(decViaFloat(d, f)).toRaw(), nil
+			}
+			if r, ok := decTrig(name, d); ok {
+				return r.toRaw(), nil
 			}
 			return round34(decViaFloat(d, f)).toRaw(), nil
 		}
@@ -112,6 +119,9 @@ func atan2(v []bson.RawValue) (bson.RawValue, error) {
 		return bson.RawValue{}, exprErr(51045, "$atan2 only supports numeric types, not %s", typeName(x))
 	}
 	if y.Type == bson.TypeDecimal128 || x.Type == bson.TypeDecimal128 {
+		if r, ok := decAtan2(decOf(y), decOf(x)); ok {
+			return r.toRaw(), nil
+		}
 		return round34(decFromFloat(math.Atan2(decOf(y).float(), decOf(x).float()), 34)).toRaw(), nil
 	}
 	return Double(math.Atan2(numFloat(y), numFloat(x))), nil
