@@ -300,6 +300,9 @@ func TestAggregateMemoryLimitParameter(t *testing.T) {
 	group := mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$b"}, {Key: "s", Value: bson.D{{Key: "$push", Value: "$a"}}}}}}}
 	_, err := c.Aggregate(ctx, group, options.Aggregate().SetAllowDiskUse(false))
 	wantCode(t, err, 292, "QueryExceededMemoryLimitNoDiskUseAllowed")
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 2}}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	cur, err := c.Aggregate(ctx, group)
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +310,11 @@ func TestAggregateMemoryLimitParameter(t *testing.T) {
 	var got []bson.M
 	if err := cur.All(ctx, &got); err != nil || len(got) != 2000 {
 		t.Fatalf("spilled $group: %d groups, %v", len(got), err)
+	}
+	// The profiler records that the $group spilled.
+	n, err := db.Collection("system.profile").CountDocuments(ctx, bson.D{{Key: "command.aggregate", Value: "c"}, {Key: "usedDisk", Value: true}})
+	if err != nil || n == 0 {
+		t.Fatalf("no profile entry with usedDisk: %d, %v", n, err)
 	}
 }
 

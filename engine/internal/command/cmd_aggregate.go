@@ -152,7 +152,10 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	if !p.haveCur {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
-	pl, err := p.pipeline(r, false)
+	// A profiled database records usedDisk, which the stages' counters
+	// (kept under explain) tell.
+	profiled := r.op != nil && r.op.profiled
+	pl, err := p.pipeline(r, profiled)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +163,9 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	src, err := host.runQuery(ctx, pl, p.ns(), p.query(pl))
 	if err != nil {
 		return nil, err
+	}
+	if profiled {
+		src = &profSource{src: src, pl: pl, op: r.op}
 	}
 	if _, writes := pl.Writes(); writes {
 		// $out and $merge write everything before the reply, whatever
@@ -175,7 +181,11 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 			}
 		}
 		src.Close()
-		return cursorReply(0, p.ns(), "firstBatch", nil), nil
+		reply := cursorReply(0, p.ns(), "firstBatch", nil)
+		if wce := r.Generic.WriteConcern.concernError(); wce != nil {
+			reply = append(reply, bson.E{Key: "writeConcernError", Value: wce})
+		}
+		return reply, nil
 	}
 	if p.batchSize == 0 {
 		// A zero batch opens the cursor without reading anything.
@@ -290,3 +300,41 @@ func unsupportedStage(st bson.Raw) error {
 	}
 	return mongoerr.Newf(mongoerr.NotImplemented, "aggregation stage %s in this position is not supported yet", name)
 }
+
+// profSource reports to the operation reading it whether the pipeline's
+// blocking stages spilled to disk (the profiler's usedDisk).
+type profSource struct {
+	src   agg.Source
+	pl    *agg.Pipeline
+	op    *opState
+	first bool // the first result was reported
+}
+
+func (s *profSource) Next(ctx context.Context) (bson.Raw, error) {
+	d, err := s.src.Next(ctx)
+	if d == nil || !s.first {
+		// A blocking stage has read all its input by its first result.
+		s.first = true
+		s.report()
+	}
+	return d, err
+}
+
+// report marks the operation usedDisk when a stage spilled.
+func (s *profSource) report() {
+	if s.op == nil {
+		return
+	}
+	for _, st := range s.pl.Explain() {
+		if b, ok := st.Lookup("usedDisk").BooleanOK(); ok && b {
+			s.op.mu.Lock()
+			s.op.usedDisk = true
+			s.op.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (s *profSource) attach(op *opState) { s.op = op }
+
+func (s *profSource) Close() { s.src.Close() }
