@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -252,17 +253,38 @@ func checkMongoErr(t *testing.T, err error) {
 	}
 }
 
-// TestDivergences pins the documented divergences: granularity E192
-// answers NotImplemented, and a top-k $sort past its memory limit fails
-// even with allowDiskUse.
+// TestDivergences pins the documented divergence: granularity E192
+// answers NotImplemented.
 func TestDivergences(t *testing.T) {
 	docs := []bson.Raw{docOf(t, `{"_id": 1, "a": 1}`), docOf(t, `{"_id": 2, "a": 2}`)}
 	if _, _, err := runWith(t, `[{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E192"}}]`, docs, Options{}); !mongoerr.Is(err, mongoerr.NotImplemented) {
 		t.Errorf("E192: %v, want NotImplemented", err)
 	}
+}
+
+// TestTopKSpills checks that a top-k $sort past its memory limit spills
+// with allowDiskUse (same documents, same order, ties by input order) and
+// fails with 292 without it.
+func TestTopKSpills(t *testing.T) {
 	big := manyDocs(500, 10)
-	_, _, err := runWith(t, `[{"$addFields": {"z": 1}}, {"$sort": {"v": 1}}, {"$limit": 400}]`, big, Options{AllowDiskUse: true, Limits: Limits{Sort: 10000}})
-	if !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
-		t.Errorf("top-k past the limit: %v, want 292", err)
+	const pipe = `[{"$addFields": {"z": 1}}, {"$sort": {"k": 1}}, {"$limit": 400}]`
+	want, _, err := runWith(t, pipe, big, Options{AllowDiskUse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := runWith(t, pipe, big, Options{AllowDiskUse: true, Limits: Limits{Sort: 10000}})
+	if err != nil {
+		t.Fatalf("top-k past the limit: %v", err)
+	}
+	if len(got) != 400 || len(want) != 400 {
+		t.Fatalf("got %d documents, want 400", len(got))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("document %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+	if _, _, err := runWith(t, pipe, big, Options{AllowDiskUse: false, Limits: Limits{Sort: 10000}}); !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
+		t.Errorf("without allowDiskUse: %v, want 292", err)
 	}
 }
