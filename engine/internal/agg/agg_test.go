@@ -74,6 +74,26 @@ func TestPipelineQueryPushdown(t *testing.T) {
 	}
 }
 
+// TestExplainShapes checks stage specifications as mongod 7.0 prints
+// them: constants as {$const: v}, $bucket as its $group and $sort.
+func TestExplainShapes(t *testing.T) {
+	p, err := Parse(stagesOf(t, `[{"$group": {"_id": {"k": "$a", "c": "x"}, "t": {"$sum": {"$multiply": ["$v", 2]}}, "l": {"$push": {"$literal": [1, 2]}}, "top": {"$topN": {"n": 2, "sortBy": {"v": 1}, "output": "$v"}}}}, {"$bucket": {"groupBy": "$v", "boundaries": [0, 5, 10], "default": "other", "output": {"n": {"$sum": 1}}}}]`), Options{DB: "test", Coll: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range p.Explain() {
+		names = append(names, st.String())
+	}
+	got := strings.Join(names, "\n")
+	want := `{"$group": {"_id": {"k": "$a","c": {"$const": "x"}},"t": {"$sum": {"$multiply": ["$v",{"$const": {"$numberInt":"2"}}]}},"l": {"$push": {"$const": [{"$numberInt":"1"},{"$numberInt":"2"}]}},"top": {"$topN": {"n": {"$numberInt":"2"},"sortBy": {"v": {"$numberInt":"1"}},"output": "$v"}}}}
+{"$group": {"_id": {"$switch": {"branches": [{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"0"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"5"}}]}]},"then": {"$const": {"$numberInt":"0"}}},{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"5"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"10"}}]}]},"then": {"$const": {"$numberInt":"5"}}}],"default": {"$const": "other"}}},"n": {"$sum": {"$const": {"$numberInt":"1"}}}}}
+{"$sort": {"sortKey": {"_id": {"$numberInt":"1"}}}}`
+	if got != want {
+		t.Errorf("explain:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func rawString(r bson.Raw) string {
 	if r == nil {
 		return ""
@@ -91,7 +111,7 @@ func TestPipelineExplain(t *testing.T) {
 		names = append(names, st.String())
 	}
 	got := strings.Join(names, "\n")
-	for _, want := range []string{`{"$group": {"_id": "$a","n": {"$sum": {"$numberInt":"1"}}}}`, `"sortKey": {"n": {"$numberInt":"-1"}},"limit": {"$numberLong":"2"}`, `"unwinding": {"preserveNullAndEmptyArrays": false}`} {
+	for _, want := range []string{`{"$group": {"_id": "$a","n": {"$sum": {"$const": {"$numberInt":"1"}}}}}`, `"sortKey": {"n": {"$numberInt":"-1"}},"limit": {"$numberLong":"2"}`, `"unwinding": {"preserveNullAndEmptyArrays": false}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explain lacks %s:\n%s", want, got)
 		}

@@ -74,7 +74,9 @@ func newGroup(pc *parseCtx, doc bson.Raw) (*stageGroup, error) {
 }
 
 func (s *stageGroup) name() string    { return "$group" }
-func (s *stageGroup) explain() bson.D { return bson.D{{Key: "$group", Value: s.spec}} }
+func (s *stageGroup) explain() bson.D {
+	return bson.D{{Key: "$group", Value: explainGroupSpec(s.spec)}}
+}
 
 func (s *stageGroup) deps(d *depSet) bool {
 	d.addExpr(&s.dep)
