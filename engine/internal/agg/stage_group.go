@@ -73,7 +73,7 @@ func newGroup(pc *parseCtx, doc bson.Raw) (*stageGroup, error) {
 	return s, nil
 }
 
-func (s *stageGroup) name() string    { return "$group" }
+func (s *stageGroup) name() string { return "$group" }
 func (s *stageGroup) explain() bson.D {
 	return bson.D{{Key: "$group", Value: explainGroupSpec(s.spec)}}
 }
