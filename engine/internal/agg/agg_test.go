@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -306,5 +307,26 @@ func TestTopKSpills(t *testing.T) {
 	}
 	if _, _, err := runWith(t, pipe, big, Options{AllowDiskUse: false, Limits: Limits{Sort: 10000}}); !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
 		t.Errorf("without allowDiskUse: %v, want 292", err)
+	}
+}
+
+// TestPercentileDivergence pins the documented divergence of
+// percentileState: on inputs large enough for mongod's t-digest to merge
+// centroids the answer here stays the exact discrete percentile.
+func TestPercentileDivergence(t *testing.T) {
+	docs := make([]bson.Raw, 5000)
+	for i := range docs {
+		docs[i], _ = bson.Marshal(bson.D{{Key: "_id", Value: i}, {Key: "x", Value: (i * 7919) % 5000}})
+	}
+	out, _, err := runWith(t, `[{"$group": {"_id": null, "m": {"$median": {"input": "$x", "method": "approximate"}}, "p": {"$percentile": {"input": "$x", "p": [0.01, 0.999], "method": "approximate"}}}}]`, docs, Options{})
+	if err != nil || len(out) != 1 {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	if m := out[0].Lookup("m").Double(); m != 2499 {
+		t.Errorf("median %v, want 2499", m)
+	}
+	p := expr.Values(out[0].Lookup("p"))
+	if p[0].Double() != 49 || p[1].Double() != 4994 {
+		t.Errorf("percentiles %v, want [49, 4994]", p)
 	}
 }
