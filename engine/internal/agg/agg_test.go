@@ -330,3 +330,25 @@ func TestPercentileDivergence(t *testing.T) {
 		t.Errorf("percentiles %v, want [49, 4994]", p)
 	}
 }
+
+// TestExprPushdown checks that a leading $match with $expr, at any
+// position, goes to the host with the let values, and stays here when a
+// let value is missing.
+func TestExprPushdown(t *testing.T) {
+	let := docOf(t, `{"want": 2}`)
+	p, err := Parse(stagesOf(t, `[{"$match": {"$or": [{"$expr": {"$eq": ["$a", "$$want"]}}, {"b": 1}]}}]`), Options{DB: "test", Coll: "c", Let: let})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Query()
+	if len(q.Filter) == 0 || q.Let.Lookup("want").Int32() != 2 || len(p.stages) != 0 {
+		t.Errorf("query %v let %v, %d stages left", q.Filter, q.Let, len(p.stages))
+	}
+	p, err = Parse(stagesOf(t, `[{"$match": {"$expr": {"$eq": ["$a", "$$gone"]}}}]`), Options{DB: "test", Coll: "c", Let: docOf(t, `{"gone": "$$REMOVE"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Query(); len(q.Filter) != 0 || len(p.stages) != 1 {
+		t.Errorf("missing let: query %v, %d stages left", q.Filter, len(p.stages))
+	}
+}
