@@ -15,7 +15,7 @@ func init() { register("$unionWith", 0, parseUnionWith) }
 // through the pipeline (whose leading part becomes its Query).
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/unionWith/
 type stageUnionWith struct {
-	spec bson.RawValue
+	spec  bson.RawValue
 	coll  string
 	sub   *plan
 	local *plan // sub without pushdown, for let values the Query cannot carry
