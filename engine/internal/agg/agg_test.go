@@ -78,7 +78,7 @@ func TestPipelineQueryPushdown(t *testing.T) {
 // TestExplainShapes checks stage specifications as mongod 7.0 prints
 // them: constants as {$const: v}, $bucket as its $group and $sort.
 func TestExplainShapes(t *testing.T) {
-	p, err := Parse(stagesOf(t, `[{"$group": {"_id": {"k": "$a", "c": "x"}, "t": {"$sum": {"$multiply": ["$v", 2]}}, "l": {"$push": {"$literal": [1, 2]}}, "top": {"$topN": {"n": 2, "sortBy": {"v": 1}, "output": "$v"}}}}, {"$bucket": {"groupBy": "$v", "boundaries": [0, 5, 10], "default": "other", "output": {"n": {"$sum": 1}}}}]`), Options{DB: "test", Coll: "c"})
+	p, err := Parse(stagesOf(t, `[{"$set": {"c": {"$multiply": ["$v", 10]}, "d": {"e": true}}}, {"$group": {"_id": {"k": "$a", "c": "x"}, "t": {"$sum": {"$multiply": ["$v", 2]}}, "l": {"$push": {"$literal": [1, 2]}}, "top": {"$topN": {"n": 2, "sortBy": {"v": 1}, "output": "$v"}}}}, {"$bucket": {"groupBy": "$v", "boundaries": [0, 5, 10], "default": "other", "output": {"n": {"$sum": 1}}}}]`), Options{DB: "test", Coll: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,8 @@ func TestExplainShapes(t *testing.T) {
 		names = append(names, st.String())
 	}
 	got := strings.Join(names, "\n")
-	want := `{"$group": {"_id": {"k": "$a","c": {"$const": "x"}},"t": {"$sum": {"$multiply": ["$v",{"$const": {"$numberInt":"2"}}]}},"l": {"$push": {"$const": [{"$numberInt":"1"},{"$numberInt":"2"}]}},"top": {"$topN": {"n": {"$numberInt":"2"},"sortBy": {"v": {"$numberInt":"1"}},"output": "$v"}}}}
+	want := `{"$addFields": {"c": {"$multiply": ["$v",{"$const": {"$numberInt":"10"}}]},"d": {"e": {"$const": true}}}}
+{"$group": {"_id": {"k": "$a","c": {"$const": "x"}},"t": {"$sum": {"$multiply": ["$v",{"$const": {"$numberInt":"2"}}]}},"l": {"$push": {"$const": [{"$numberInt":"1"},{"$numberInt":"2"}]}},"top": {"$topN": {"n": {"$numberInt":"2"},"sortBy": {"v": {"$numberInt":"1"}},"output": "$v"}}}}
 {"$group": {"_id": {"$switch": {"branches": [{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"0"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"5"}}]}]},"then": {"$const": {"$numberInt":"0"}}},{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"5"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"10"}}]}]},"then": {"$const": {"$numberInt":"5"}}}],"default": {"$const": "other"}}},"n": {"$sum": {"$const": {"$numberInt":"1"}}}}}
 {"$sort": {"sortKey": {"_id": {"$numberInt":"1"}}}}`
 	if got != want {
