@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -73,6 +75,27 @@ func TestPipelineQueryPushdown(t *testing.T) {
 	}
 }
 
+// TestExplainShapes checks stage specifications as mongod 7.0 prints
+// them: constants as {$const: v}, $bucket as its $group and $sort.
+func TestExplainShapes(t *testing.T) {
+	p, err := Parse(stagesOf(t, `[{"$set": {"c": {"$multiply": ["$v", 10]}, "d": {"e": true}}}, {"$group": {"_id": {"k": "$a", "c": "x"}, "t": {"$sum": {"$multiply": ["$v", 2]}}, "l": {"$push": {"$literal": [1, 2]}}, "top": {"$topN": {"n": 2, "sortBy": {"v": 1}, "output": "$v"}}}}, {"$bucket": {"groupBy": "$v", "boundaries": [0, 5, 10], "default": "other", "output": {"n": {"$sum": 1}}}}]`), Options{DB: "test", Coll: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range p.Explain() {
+		names = append(names, st.String())
+	}
+	got := strings.Join(names, "\n")
+	want := `{"$addFields": {"c": {"$multiply": ["$v",{"$const": {"$numberInt":"10"}}]},"d": {"e": {"$const": true}}}}
+{"$group": {"_id": {"k": "$a","c": {"$const": "x"}},"t": {"$sum": {"$multiply": ["$v",{"$const": {"$numberInt":"2"}}]}},"l": {"$push": {"$const": [{"$numberInt":"1"},{"$numberInt":"2"}]}},"top": {"$topN": {"n": {"$numberInt":"2"},"sortBy": {"v": {"$numberInt":"1"}},"output": "$v"}}}}
+{"$group": {"_id": {"$switch": {"branches": [{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"0"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"5"}}]}]},"then": {"$const": {"$numberInt":"0"}}},{"case": {"$and": [{"$gte": ["$v",{"$const": {"$numberInt":"5"}}]},{"$lt": ["$v",{"$const": {"$numberInt":"10"}}]}]},"then": {"$const": {"$numberInt":"5"}}}],"default": {"$const": "other"}}},"n": {"$sum": {"$const": {"$numberInt":"1"}}}}}
+{"$sort": {"sortKey": {"_id": {"$numberInt":"1"}}}}`
+	if got != want {
+		t.Errorf("explain:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func rawString(r bson.Raw) string {
 	if r == nil {
 		return ""
@@ -90,7 +113,7 @@ func TestPipelineExplain(t *testing.T) {
 		names = append(names, st.String())
 	}
 	got := strings.Join(names, "\n")
-	for _, want := range []string{`{"$group": {"_id": "$a","n": {"$sum": {"$numberInt":"1"}}}}`, `"sortKey": {"n": {"$numberInt":"-1"}},"limit": {"$numberLong":"2"}`, `"unwinding": {"preserveNullAndEmptyArrays": false}`} {
+	for _, want := range []string{`{"$group": {"_id": "$a","n": {"$sum": {"$const": {"$numberInt":"1"}}}}}`, `"sortKey": {"n": {"$numberInt":"-1"}},"limit": {"$numberLong":"2"}`, `"unwinding": {"preserveNullAndEmptyArrays": false}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explain lacks %s:\n%s", want, got)
 		}
@@ -252,26 +275,81 @@ func checkMongoErr(t *testing.T, err error) {
 	}
 }
 
-// TestDivergences pins the documented divergences: an $expr nested
-// under $or answers NotImplemented until package match compiles $expr
-// (never a wrong result), granularity E192 answers NotImplemented, and a
-// top-k $sort past its memory limit fails even with allowDiskUse.
+// TestDivergences pins the documented divergence: granularity E192
+// answers NotImplemented.
 func TestDivergences(t *testing.T) {
 	docs := []bson.Raw{docOf(t, `{"_id": 1, "a": 1}`), docOf(t, `{"_id": 2, "a": 2}`)}
-	out, _, err := runWith(t, `[{"$addFields": {"z": 1}}, {"$match": {"$or": [{"$expr": {"$eq": ["$a", 1]}}, {"a": 5}]}}]`, docs, Options{})
-	if err == nil {
-		if len(out) != 1 {
-			t.Errorf("nested $expr gave %d documents, want 1", len(out))
-		}
-	} else if !mongoerr.Is(err, mongoerr.NotImplemented) {
-		t.Errorf("nested $expr: %v", err)
-	}
 	if _, _, err := runWith(t, `[{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E192"}}]`, docs, Options{}); !mongoerr.Is(err, mongoerr.NotImplemented) {
 		t.Errorf("E192: %v, want NotImplemented", err)
 	}
+}
+
+// TestTopKSpills checks that a top-k $sort past its memory limit spills
+// with allowDiskUse (same documents, same order, ties by input order) and
+// fails with 292 without it.
+func TestTopKSpills(t *testing.T) {
 	big := manyDocs(500, 10)
-	_, _, err = runWith(t, `[{"$addFields": {"z": 1}}, {"$sort": {"v": 1}}, {"$limit": 400}]`, big, Options{AllowDiskUse: true, Limits: Limits{Sort: 10000}})
-	if !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
-		t.Errorf("top-k past the limit: %v, want 292", err)
+	const pipe = `[{"$addFields": {"z": 1}}, {"$sort": {"k": 1}}, {"$limit": 400}]`
+	want, _, err := runWith(t, pipe, big, Options{AllowDiskUse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := runWith(t, pipe, big, Options{AllowDiskUse: true, Limits: Limits{Sort: 10000}})
+	if err != nil {
+		t.Fatalf("top-k past the limit: %v", err)
+	}
+	if len(got) != 400 || len(want) != 400 {
+		t.Fatalf("got %d documents, want 400", len(got))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("document %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+	if _, _, err := runWith(t, pipe, big, Options{AllowDiskUse: false, Limits: Limits{Sort: 10000}}); !mongoerr.Is(err, mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed) {
+		t.Errorf("without allowDiskUse: %v, want 292", err)
+	}
+}
+
+// TestPercentileDivergence pins the documented divergence of
+// percentileState: on inputs large enough for mongod's t-digest to merge
+// centroids the answer here stays the exact discrete percentile.
+func TestPercentileDivergence(t *testing.T) {
+	docs := make([]bson.Raw, 5000)
+	for i := range docs {
+		docs[i], _ = bson.Marshal(bson.D{{Key: "_id", Value: i}, {Key: "x", Value: (i * 7919) % 5000}})
+	}
+	out, _, err := runWith(t, `[{"$group": {"_id": null, "m": {"$median": {"input": "$x", "method": "approximate"}}, "p": {"$percentile": {"input": "$x", "p": [0.01, 0.999], "method": "approximate"}}}}]`, docs, Options{})
+	if err != nil || len(out) != 1 {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	if m := out[0].Lookup("m").Double(); m != 2499 {
+		t.Errorf("median %v, want 2499", m)
+	}
+	p := expr.Values(out[0].Lookup("p"))
+	if p[0].Double() != 49 || p[1].Double() != 4994 {
+		t.Errorf("percentiles %v, want [49, 4994]", p)
+	}
+}
+
+// TestExprPushdown checks that a leading $match with $expr, at any
+// position, goes to the host with the let values, and stays here when a
+// let value is missing.
+func TestExprPushdown(t *testing.T) {
+	let := docOf(t, `{"want": 2}`)
+	p, err := Parse(stagesOf(t, `[{"$match": {"$or": [{"$expr": {"$eq": ["$a", "$$want"]}}, {"b": 1}]}}]`), Options{DB: "test", Coll: "c", Let: let})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := p.Query()
+	if len(q.Filter) == 0 || q.Let.Lookup("want").Int32() != 2 || len(p.stages) != 0 {
+		t.Errorf("query %v let %v, %d stages left", q.Filter, q.Let, len(p.stages))
+	}
+	p, err = Parse(stagesOf(t, `[{"$match": {"$expr": {"$eq": ["$a", "$$gone"]}}}]`), Options{DB: "test", Coll: "c", Let: docOf(t, `{"gone": "$$REMOVE"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Query(); len(q.Filter) != 0 || len(p.stages) != 1 {
+		t.Errorf("missing let: query %v, %d stages left", q.Filter, len(p.stages))
 	}
 }

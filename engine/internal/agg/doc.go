@@ -23,14 +23,16 @@
 // spill.go the external merge sort shared by $sort and $bucketAuto
 // ($group spills partial accumulator states itself); project.go the
 // projection tree of $project/$addFields/$unset; filter.go $match's
-// filter with top-level $expr; update.go pipeline-style updates.
+// filter, validated by package match, with $expr at any allowed position
+// evaluated in the pipeline's scope; update.go pipeline-style updates.
 //
 // Variables: the command's let is evaluated once at Parse (it may use
 // $$NOW); $$ROOT and $$CURRENT are set per document; a $lookup's let is
 // evaluated per input document and bound in the sub-pipeline's scope.
 // Query.Let carries the user variables' values as constants so that a
 // pushed-down $expr can read them; when one is missing (which a document
-// cannot carry) the sub-pipeline's $match runs here instead.
+// cannot carry) the $match (of the pipeline or of a $lookup's
+// sub-pipeline) runs here instead.
 //
 // Imports: expr, match, order, bsonkit, mongoerr and the driver's bson
 // packages. Must not import command, server or storage: the database is

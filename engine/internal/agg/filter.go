@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"time"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/expr"
@@ -8,25 +10,97 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
-// Filter is a query filter that may use $expr: the top-level $expr
-// clauses (and those of a top-level $and) are compiled as aggregation
-// expressions in the pipeline's scope, the rest by package match.
+// Filter is a query filter that may use $expr wherever the query language
+// allows it: at the top level and under $and, $or and $nor, at any depth.
 //
-// Divergence: until package match compiles $expr itself, an $expr nested
-// under $or, $nor, $not or $elemMatch answers NotImplemented (238).
+// Package match validates the whole filter (match.CompileEnv with the
+// visible variables, so its errors are the host's) and runs every part
+// without $expr. The $expr operands are parsed here, in the pipeline's
+// scope, so that they read the run's variables directly: $lookup's let
+// values change with each input document and may be missing, which a
+// constant let document could not carry.
 type Filter struct {
-	m     *match.Filter
-	exprs []expr.Expr
-	deps  expr.Deps
-	sc    *expr.Scope
+	root filterNode
+	deps expr.Deps
 }
 
-// compileFilter compiles filter in scope sc.
-func compileFilter(filter bson.Raw, sc *expr.Scope) (*Filter, error) {
-	f := &Filter{sc: sc}
-	elems, err := filter.Elements()
+// filterNode is one filter document: the implicit and of its $expr-free
+// predicates (m), its $expr clauses and its logical operators that hold
+// $expr below them.
+type filterNode struct {
+	m     *match.Filter
+	exprs []expr.Expr
+	kids  []logicalNode
+}
+
+// logicalNode is {$and|$or|$nor: [filter, …]} with $expr below it.
+type logicalNode struct {
+	op   string
+	docs []filterNode
+}
+
+// compileFilter compiles filter in scope sc, where the user variables
+// vars are visible; now is the run's $$NOW.
+func compileFilter(filter bson.Raw, sc *expr.Scope, vars []letVar, now time.Time) (*Filter, error) {
+	env := match.Env{Now: now}
+	if len(vars) > 0 {
+		b := expr.NewDocBuilder()
+		for _, v := range vars {
+			b.Append(v.name, expr.Null())
+		}
+		env.Let = b.Doc()
+	}
+	whole, err := match.CompileEnv(filter, env)
 	if err != nil {
-		return nil, mongoerr.New(mongoerr.InvalidBSON, err.Error())
+		return nil, err
+	}
+	f := &Filter{}
+	if !hasExpr(filter, 0) {
+		f.root.m = whole
+		f.deps.Paths = whole.Paths()
+		return f, nil
+	}
+	if err := f.compileDoc(&f.root, filter, sc, 0); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// hasExpr reports whether the filter document d holds $expr at a position
+// the query language allows (the top level, under $and, $or, $nor).
+func hasExpr(d bson.Raw, depth int) bool {
+	if depth > expr.MaxDepth {
+		return false
+	}
+	elems, err := d.Elements()
+	if err != nil {
+		return false
+	}
+	for _, el := range elems {
+		switch el.Key() {
+		case "$expr":
+			return true
+		case "$and", "$or", "$nor":
+			arr, ok := el.Value().ArrayOK()
+			if !ok {
+				continue
+			}
+			vals, _ := arr.Values()
+			for _, v := range vals {
+				if sub, ok := v.DocumentOK(); ok && hasExpr(sub, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// compileDoc splits the (already validated) filter document d into n.
+func (f *Filter) compileDoc(n *filterNode, d bson.Raw, sc *expr.Scope, depth int) error {
+	elems, err := d.Elements()
+	if err != nil {
+		return mongoerr.New(mongoerr.InvalidBSON, err.Error())
 	}
 	rest := expr.NewDocBuilder()
 	nrest := 0
@@ -35,14 +109,24 @@ func compileFilter(filter bson.Raw, sc *expr.Scope) (*Filter, error) {
 		case "$expr":
 			e, err := expr.ParseDeps(el.Value(), sc, &f.deps)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			f.exprs = append(f.exprs, e)
+			n.exprs = append(n.exprs, e)
 			continue
-		case "$and":
-			if ok, err := f.takeAnd(el.Value(), rest, &nrest); err != nil {
-				return nil, err
-			} else if ok {
+		case "$and", "$or", "$nor":
+			sub := bson.Raw(nil)
+			if arr, ok := el.Value().ArrayOK(); ok {
+				sub = bson.Raw(arr)
+			}
+			if sub != nil && hasExpr(wrapArray(el.Key(), el.Value()), depth) {
+				vals, _ := sub.Values()
+				ln := logicalNode{op: el.Key(), docs: make([]filterNode, len(vals))}
+				for i, v := range vals {
+					if err := f.compileDoc(&ln.docs[i], v.Document(), sc, depth+1); err != nil {
+						return err
+					}
+				}
+				n.kids = append(n.kids, ln)
 				continue
 			}
 		}
@@ -50,63 +134,26 @@ func compileFilter(filter bson.Raw, sc *expr.Scope) (*Filter, error) {
 		nrest++
 	}
 	if nrest > 0 {
-		if f.m, err = match.Compile(rest.Doc()); err != nil {
-			return nil, err
-		}
-	}
-	return f, nil
-}
-
-// takeAnd splits a top-level $and whose clauses are all documents: $expr
-// clauses go to f.exprs, the others stay in the rest (as an $and, keeping
-// match's own validation of the clauses).
-func (f *Filter) takeAnd(v bson.RawValue, rest *expr.DocBuilder, nrest *int) (bool, error) {
-	arr, ok := v.ArrayOK()
-	if !ok {
-		return false, nil
-	}
-	vals, err := arr.Values()
-	if err != nil || len(vals) == 0 {
-		return false, nil
-	}
-	var keep []bson.RawValue
-	var exprs []bson.RawValue
-	for _, cv := range vals {
-		d, ok := cv.DocumentOK()
-		if !ok {
-			return false, nil
-		}
-		if e, err := d.LookupErr("$expr"); err == nil && len(mustElems(d)) == 1 {
-			exprs = append(exprs, e)
-			continue
-		}
-		keep = append(keep, cv)
-	}
-	if len(exprs) == 0 {
-		return false, nil
-	}
-	for _, ev := range exprs {
-		e, err := expr.ParseDeps(ev, f.sc, &f.deps)
+		m, err := match.Compile(rest.Doc())
 		if err != nil {
-			return false, err
+			return err
 		}
-		f.exprs = append(f.exprs, e)
+		n.m = m
+		f.deps.Paths = append(f.deps.Paths, m.Paths()...)
 	}
-	if len(keep) > 0 {
-		rest.Append("$and", expr.Array(keep))
-		*nrest++
-	}
-	return true, nil
+	return nil
 }
 
-func mustElems(d bson.Raw) []bson.RawElement {
-	e, _ := d.Elements()
-	return e
+// wrapArray returns {key: v}.
+func wrapArray(key string, v bson.RawValue) bson.Raw {
+	b := expr.NewDocBuilder()
+	b.Append(key, v)
+	return b.Doc()
 }
 
 // NewFilter compiles a query filter whose $expr may read the variables of
-// let (evaluated constants, as Query.Let carries them). Hosts may use it
-// to run a Query's filter until package match handles $expr and let.
+// let (evaluated constants, as Query.Let carries them), for hosts and
+// tests that run a Query's filter outside package match.
 func NewFilter(filter, let bson.Raw) (*Filter, *expr.Ctx, error) {
 	sc := expr.NewScope()
 	type bind struct {
@@ -114,16 +161,19 @@ func NewFilter(filter, let bson.Raw) (*Filter, *expr.Ctx, error) {
 		v    bson.RawValue
 	}
 	var binds []bind
+	var vars []letVar
 	if len(let) > 0 {
 		elems, err := let.Elements()
 		if err != nil {
 			return nil, nil, mongoerr.New(mongoerr.InvalidBSON, err.Error())
 		}
 		for _, el := range elems {
-			binds = append(binds, bind{sc.Define(el.Key()), el.Value()})
+			slot := sc.Define(el.Key())
+			binds = append(binds, bind{slot, el.Value()})
+			vars = append(vars, letVar{name: el.Key(), slot: slot})
 		}
 	}
-	f, err := compileFilter(filter, sc)
+	f, err := compileFilter(filter, sc, vars, time.Time{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,14 +187,19 @@ func NewFilter(filter, let bson.Raw) (*Filter, *expr.Ctx, error) {
 // Match reports whether doc satisfies the filter; c supplies the
 // variables ($$ROOT and $$CURRENT are set to doc here).
 func (f *Filter) Match(c *expr.Ctx, doc bson.Raw) (bool, error) {
-	if f.m != nil && !f.m.Match(doc) {
-		return false, nil
-	}
-	if len(f.exprs) == 0 {
-		return true, nil
+	if f.root.exprs == nil && f.root.kids == nil {
+		return f.root.m == nil || f.root.m.Match(doc), nil
 	}
 	c.SetRoot(doc)
-	for _, e := range f.exprs {
+	return f.root.match(c, doc)
+}
+
+// match evaluates one filter document.
+func (n *filterNode) match(c *expr.Ctx, doc bson.Raw) (bool, error) {
+	if n.m != nil && !n.m.Match(doc) {
+		return false, nil
+	}
+	for _, e := range n.exprs {
 		v, err := e.Eval(c)
 		if err != nil {
 			return false, err
@@ -153,16 +208,42 @@ func (f *Filter) Match(c *expr.Ctx, doc bson.Raw) (bool, error) {
 			return false, nil
 		}
 	}
+	for i := range n.kids {
+		ok, err := n.kids[i].match(c, doc)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
 	return true, nil
+}
+
+// match evaluates $and, $or or $nor over its filter documents.
+func (l *logicalNode) match(c *expr.Ctx, doc bson.Raw) (bool, error) {
+	for i := range l.docs {
+		ok, err := l.docs[i].match(c, doc)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case l.op == "$and" && !ok:
+			return false, nil
+		case l.op == "$or" && ok:
+			return true, nil
+		case l.op == "$nor" && ok:
+			return false, nil
+		}
+	}
+	return l.op != "$or", nil
 }
 
 // paths returns the field paths the filter reads, and whether it needs
 // the whole document.
 func (f *Filter) paths() ([]string, bool) {
-	var out []string
-	if f.m != nil {
-		out = append(out, f.m.Paths()...)
-	}
-	out = append(out, f.deps.Paths...)
-	return out, f.deps.Whole
+	return f.deps.Paths, f.deps.Whole
+}
+
+// mustElems returns d's elements, none when d is malformed.
+func mustElems(d bson.Raw) []bson.RawElement {
+	e, _ := d.Elements()
+	return e
 }

@@ -57,6 +57,11 @@ func Parse(stages []bson.Raw, opts Options) (*Pipeline, error) {
 	}
 	ss = optimize(ss)
 	p.plan = split(ss, true)
+	if len(p.query.Filter) > 0 && hasExpr(p.query.Filter, 0) && (&runCtx{vars: p.vars, names: p.names}).letMissing() {
+		// A missing let value cannot travel in Query.Let: the $match runs
+		// here.
+		p.plan = split(ss, false)
+	}
 	if n := len(p.stages); n > 0 {
 		if w, ok := p.stages[n-1].(writer); ok {
 			p.writeNS = w.target()

@@ -41,14 +41,21 @@ type sorter struct {
 	topK    int64 // >0: keep only the first topK in order
 	nextSeq int64
 	top     *topHeap
-	total   int64 // bytes of every document added, for explain
+	spilled bool     // a top-k that outgrew memory: now an external sort
+	cutoff  bson.Raw // after a top-k spill, the worst document kept (nil: none)
+	total   int64    // bytes of every document added, for explain
 }
 
 // add buffers one document.
 func (s *sorter) add(d bson.Raw) error {
 	s.total += int64(len(d))
-	if s.topK > 0 {
+	if s.topK > 0 && !s.spilled {
 		return s.addTopK(d)
+	}
+	if s.cutoff != nil && !s.less(d, s.cutoff) {
+		// Not better than the k documents already kept, which come
+		// earlier: it cannot be among the first k.
+		return nil
 	}
 	s.buf = append(s.buf, d)
 	s.bytes += docSize(d)
@@ -120,11 +127,49 @@ func (s *sorter) addTopK(d bson.Raw) error {
 		return nil
 	}
 	if s.bytes > s.limit {
-		// Divergence: a top-k that does not fit in memory fails even
-		// with allowDiskUse; mongod spills it.
-		return errMemory(s.what, s.limit)
+		if !s.disk {
+			return errMemory(s.what, s.limit)
+		}
+		return s.spillTopK()
 	}
 	return nil
+}
+
+// spillTopK turns a top-k that outgrew memory into an external sort, as
+// mongod's top-k sorter spills: the kept documents, in order, become the
+// first run (so they win ties with later documents), and when k of them
+// were kept the worst one becomes a cutoff below which later documents
+// are dropped at once. finish returns only the first k.
+func (s *sorter) spillTopK() error {
+	docs := s.top.sorted()
+	if int64(len(docs)) >= s.topK {
+		s.cutoff = docs[len(docs)-1]
+	}
+	s.top, s.spilled = nil, true
+	s.buf, s.bytes = docs, 0
+	return s.spill()
+}
+
+// sorted returns the heap's documents in order, ties by arrival.
+func (h *topHeap) sorted() []bson.Raw {
+	docs := make([]seqDoc, len(h.docs))
+	for i := range docs {
+		docs[i] = seqDoc{h.docs[i], h.seqs[i]}
+	}
+	sort.Slice(docs, func(i, j int) bool {
+		if h.s.less(docs[i].d, docs[j].d) {
+			return true
+		}
+		if h.s.less(docs[j].d, docs[i].d) {
+			return false
+		}
+		return docs[i].seq < docs[j].seq
+	})
+	out := make([]bson.Raw, len(docs))
+	for i, p := range docs {
+		out[i] = p.d
+	}
+	return out
 }
 
 // spill writes the buffer, sorted, to a new run file.
@@ -162,24 +207,7 @@ func (s *sorter) spill() error {
 // finish returns a Source over the documents in order.
 func (s *sorter) finish() (Source, error) {
 	if s.top != nil {
-		docs := make([]seqDoc, len(s.top.docs))
-		for i := range docs {
-			docs[i] = seqDoc{s.top.docs[i], s.top.seqs[i]}
-		}
-		sort.Slice(docs, func(i, j int) bool {
-			if s.less(docs[i].d, docs[j].d) {
-				return true
-			}
-			if s.less(docs[j].d, docs[i].d) {
-				return false
-			}
-			return docs[i].seq < docs[j].seq
-		})
-		out := make([]bson.Raw, len(docs))
-		for i, p := range docs {
-			out[i] = p.d
-		}
-		return NewSliceSource(out), nil
+		return NewSliceSource(s.top.sorted()), nil
 	}
 	if len(s.runs) == 0 {
 		sort.SliceStable(s.buf, func(i, j int) bool { return s.less(s.buf[i], s.buf[j]) })
@@ -202,7 +230,18 @@ func (s *sorter) finish() (Source, error) {
 		}
 	}
 	heap.Init(m)
-	return &funcSource{next: m.next, close: m.close}, nil
+	next := m.next
+	if s.spilled {
+		left := s.topK
+		next = func(ctx context.Context) (bson.Raw, error) {
+			if left <= 0 {
+				return nil, nil
+			}
+			left--
+			return m.next(ctx)
+		}
+	}
+	return &funcSource{next: next, close: m.close}, nil
 }
 
 // close releases the run files.

@@ -20,6 +20,8 @@ func init() { register("$bucket", 0, parseBucket) }
 type stageBucket struct {
 	spec       bson.Raw
 	groupBy    expr.Expr
+	groupByRaw bson.RawValue // as written, for explain
+	output     bson.Raw      // the output specification (count by default)
 	bounds     []bson.RawValue
 	def        bson.RawValue // Type 0: no default
 	fields     []string
@@ -53,7 +55,7 @@ func parseBucket(pc *parseCtx, spec bson.RawValue) (stage, error) {
 			if err != nil {
 				return nil, err
 			}
-			s.groupBy = e
+			s.groupBy, s.groupByRaw = e, v
 		case "boundaries":
 			if v.Type != bson.TypeArray {
 				return nil, mongoerr.Newf(mongoerr.Code(40200), "The $bucket 'boundaries' field must be an array, but found type: %s.", typeName(v))
@@ -119,6 +121,7 @@ func parseBucket(pc *parseCtx, spec bson.RawValue) (stage, error) {
 		b.Append("count", expr.Doc(cb.Doc()))
 		output = b.Doc()
 	}
+	s.output = output
 	for _, el := range mustElems(output) {
 		a, err := parseAccumField(pc, el.Key(), el.Value())
 		if err != nil {
@@ -134,7 +137,41 @@ func parseBucket(pc *parseCtx, spec bson.RawValue) (stage, error) {
 }
 
 func (s *stageBucket) name() string    { return "$bucket" }
-func (s *stageBucket) explain() bson.D { return bson.D{{Key: "$bucket", Value: s.spec}} }
+func (s *stageBucket) explain() bson.D { return s.explainAll()[1] }
+
+// explainAll shows $bucket as mongod desugars it: a $group whose _id is a
+// $switch over the boundaries, then a $sort on _id.
+func (s *stageBucket) explainAll() []bson.D {
+	branches := expr.NewArrayBuilder(len(s.bounds) - 1)
+	for i := 0; i+1 < len(s.bounds); i++ {
+		gte := expr.NewDocBuilder()
+		gte.Append("$gte", expr.Array([]bson.RawValue{s.groupByRaw, s.bounds[i]}))
+		lt := expr.NewDocBuilder()
+		lt.Append("$lt", expr.Array([]bson.RawValue{s.groupByRaw, s.bounds[i+1]}))
+		and := expr.NewDocBuilder()
+		and.Append("$and", expr.Array([]bson.RawValue{expr.Doc(gte.Doc()), expr.Doc(lt.Doc())}))
+		br := expr.NewDocBuilder()
+		br.Append("case", expr.Doc(and.Doc()))
+		br.Append("then", s.bounds[i])
+		branches.Append(expr.Doc(br.Doc()))
+	}
+	sw := expr.NewDocBuilder()
+	sw.Append("branches", branches.Value())
+	if s.def.Type != 0 {
+		sw.Append("default", s.def)
+	}
+	id := expr.NewDocBuilder()
+	id.Append("$switch", expr.Doc(sw.Doc()))
+	g := expr.NewDocBuilder()
+	g.Append("_id", expr.Doc(id.Doc()))
+	for _, el := range mustElems(s.output) {
+		g.Append(el.Key(), el.Value())
+	}
+	return []bson.D{
+		{{Key: "$group", Value: explainGroupSpec(g.Doc())}},
+		{{Key: "$sort", Value: bson.D{{Key: "sortKey", Value: bson.D{{Key: "_id", Value: 1}}}}}},
+	}
+}
 
 func (s *stageBucket) deps(d *depSet) bool {
 	d.addExpr(&s.dep)

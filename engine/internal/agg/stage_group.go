@@ -73,8 +73,10 @@ func newGroup(pc *parseCtx, doc bson.Raw) (*stageGroup, error) {
 	return s, nil
 }
 
-func (s *stageGroup) name() string    { return "$group" }
-func (s *stageGroup) explain() bson.D { return bson.D{{Key: "$group", Value: s.spec}} }
+func (s *stageGroup) name() string { return "$group" }
+func (s *stageGroup) explain() bson.D {
+	return bson.D{{Key: "$group", Value: explainGroupSpec(s.spec)}}
+}
 
 func (s *stageGroup) deps(d *depSet) bool {
 	d.addExpr(&s.dep)
@@ -95,6 +97,7 @@ type groupRun struct {
 	c, nc  *expr.Ctx
 	groups map[string]*group
 	keys   []string
+	kbuf   []byte // the current document's group key, reused
 	bytes  int64
 	limit  int64
 	runs   []*os.File
@@ -163,9 +166,10 @@ func (g *groupRun) consume(ctx context.Context, in Source, st *stageStats) (Sour
 		if err != nil {
 			return nil, err
 		}
-		k := keyOf(id)
-		gr := g.groups[k]
+		g.kbuf = appendKey(g.kbuf[:0], id, 0)
+		gr := g.groups[string(g.kbuf)]
 		if gr == nil {
+			k := string(g.kbuf)
 			accs, err := g.newAccs(id)
 			if err != nil {
 				return nil, err

@@ -288,7 +288,7 @@ func (s *stageLookup) matches(ctx context.Context, rc *runCtx, c *expr.Ctx, doc 
 	}
 	if s.hasLocalJoin && sub.source {
 		// $documents as the foreign side: filter here.
-		f, err := compileFilter(s.joinFilter(doc), expr.NewScope())
+		f, err := compileFilter(s.joinFilter(doc), expr.NewScope(), nil, rc.opts.Now)
 		if err != nil {
 			out.Close()
 			return nil, err

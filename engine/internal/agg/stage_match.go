@@ -24,7 +24,7 @@ func parseMatch(pc *parseCtx, spec bson.RawValue) (stage, error) {
 	if !ok {
 		return nil, mongoerr.New(mongoerr.Code(15959), "the match filter must be an expression in an object")
 	}
-	f, err := compileFilter(doc, pc.scope)
+	f, err := compileFilter(doc, pc.scope, pc.vars, pc.opts.Now)
 	if err != nil {
 		return nil, err
 	}

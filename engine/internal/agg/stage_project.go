@@ -104,6 +104,12 @@ func (s *stageAddFields) explain() bson.D {
 	if name == "$unset" {
 		name = "$project"
 	}
+	if name == "$addFields" && len(mustElems(s.spec)) > 0 {
+		// Each field is an expression: constants print as {$const: v}.
+		if v := explainExpr(expr.Doc(s.spec), 0); v.Type == bson.TypeEmbeddedDocument {
+			return bson.D{{Key: name, Value: v.Document()}}
+		}
+	}
 	return bson.D{{Key: name, Value: s.spec}}
 }
 

@@ -15,9 +15,10 @@ func init() { register("$unionWith", 0, parseUnionWith) }
 // through the pipeline (whose leading part becomes its Query).
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/unionWith/
 type stageUnionWith struct {
-	spec bson.RawValue
-	coll string
-	sub  *plan
+	spec  bson.RawValue
+	coll  string
+	sub   *plan
+	local *plan // sub without pushdown, for let values the Query cannot carry
 }
 
 // parseUnionWith parses $unionWith: FailedToParse for a spec that is
@@ -63,11 +64,14 @@ func parseUnionWith(pc *parseCtx, spec bson.RawValue) (stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := split(optimize(ss), true)
+	ss = optimize(ss)
+	pl := split(ss, true)
 	if s.coll == "" && !pl.source {
 		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field '$unionWith.coll' is missing but a required field")
 	}
 	s.sub = &pl
+	lp := split(ss, false)
+	s.local = &lp
 	return s, nil
 }
 
@@ -100,8 +104,12 @@ func (s *stageUnionWith) open(_ context.Context, rc *runCtx, in Source) (Source,
 			}
 			first = false
 			var src Source
-			if !s.sub.source {
-				q := s.sub.query
+			sp := s.sub
+			if len(sp.query.Filter) > 0 && hasExpr(sp.query.Filter, 0) && rc.letMissing() {
+				sp = s.local
+			}
+			if !sp.source {
+				q := sp.query
 				if len(q.Filter) > 0 {
 					q.Let = rc.letDoc()
 				}
@@ -112,7 +120,7 @@ func (s *stageUnionWith) open(_ context.Context, rc *runCtx, in Source) (Source,
 			sub := *rc
 			sub.stats = nil
 			sub.depth++
-			if other, err = s.sub.run(ctx, &sub, src); err != nil {
+			if other, err = sp.run(ctx, &sub, src); err != nil {
 				return nil, err
 			}
 		}

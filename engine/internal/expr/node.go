@@ -89,6 +89,11 @@ func (e *pathExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if e.parts == nil {
 		return v, nil
 	}
+	if len(e.parts) == 1 && v.Type == bson.TypeEmbeddedDocument {
+		// The common "$field": one lookup, no allocation.
+		f, _ := lookupField(v.Value, e.parts[0])
+		return f, nil
+	}
 	return walkPath(v, e.parts), nil
 }
 
@@ -114,8 +119,8 @@ func walkPath(v bson.RawValue, parts []string) bson.RawValue {
 	for i, part := range parts {
 		switch v.Type {
 		case bson.TypeEmbeddedDocument:
-			f, err := v.Document().LookupErr(part)
-			if err != nil {
+			f, ok := lookupField(v.Value, part)
+			if !ok {
 				return bson.RawValue{}
 			}
 			v = f

@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"regexp"
-	"regexp/syntax"
 	"strings"
 	"sync"
 
@@ -10,102 +8,61 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/regex"
 )
 
 // $regexMatch, $regexFind and $regexFindAll. Patterns compile through
-// compileRegex, the one place that knows the regex engine.
+// compileRegex on the PCRE-compatible engine of package regex.
 func init() {
 	register("$regexMatch", parseRegexOp)
 	register("$regexFind", parseRegexOp)
 	register("$regexFindAll", parseRegexOp)
 }
 
-// compileRegex compiles a pattern with MongoDB's options: i (case
-// insensitive), m (^ and $ at line ends), s (dot matches newline), x
-// (whitespace and #-comments in the pattern are ignored) and u (UTF-8,
-// always on). The caller has validated the options.
-//
-// Divergence: patterns are compiled with Go's RE2-style regexp, not PCRE.
-// Back-references, lookaround, possessive quantifiers and atomic groups
-// fail with 51111, and $ without m matches only at the very end (PCRE
-// also matches before a final newline). TODO(#regex): switch to the
-// PCRE-compatible package once it lands.
-func compileRegex(pattern, options string) (*regexp.Regexp, error) {
-	flags := ""
-	for _, f := range "ims" {
-		if strings.ContainsRune(options, f) {
-			flags += string(f)
+// compileRegex compiles a pattern with MongoDB's options (i, m, s, x, u);
+// the caller has validated the options. A pattern PCRE refuses fails with
+// 51111 "Invalid Regex in <op>: <reason>", as mongod's expression operators
+// report it.
+func compileRegex(name, pattern, options string) (*regex.Regexp, error) {
+	re, err := regex.Compile(name, pattern, options)
+	if err != nil {
+		msg := err.Error()
+		if me, ok := err.(*mongoerr.Error); ok {
+			msg = me.Msg
 		}
+		msg = strings.TrimPrefix(msg, "Regular expression is invalid: ")
+		return nil, mongoerr.Newf(mongoerr.Code(51111), "Invalid Regex in %s: %s", name, msg)
 	}
-	if strings.ContainsRune(options, 'x') {
-		pattern = stripExtended(pattern)
-	}
-	if flags != "" {
-		pattern = "(?" + flags + ")" + pattern
-	}
-	return regexp.Compile(pattern)
+	return re, nil
 }
 
-// stripExtended removes what PCRE's extended mode ignores: unescaped
-// whitespace and comments from # to the end of the line, outside
-// character classes.
-func stripExtended(p string) string {
-	var b strings.Builder
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			b.WriteByte(c)
-			b.WriteByte(p[i+1])
-			i++
-			continue
-		case inClass:
-			if c == ']' {
-				inClass = false
-			}
-		case c == '[':
-			inClass = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			continue
-		case c == '#':
-			for i < len(p) && p[i] != '\n' {
-				i++
-			}
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// regexCache memoizes compiled patterns by options and pattern, so that a
-// pattern read from documents compiles once per distinct value. It is
-// bounded: past regexCacheMax entries it is cleared.
+// regexCache memoizes compiled patterns by operator, options and pattern,
+// so that a pattern read from documents compiles once per distinct value.
+// It is bounded: past regexCacheMax entries it is cleared.
 var (
 	regexCacheMu sync.Mutex
-	regexCache   = map[string]*regexp.Regexp{}
+	regexCache   = map[string]*regex.Regexp{}
 )
 
 // regexCacheMax bounds regexCache.
 const regexCacheMax = 1024
 
 // cachedRegex returns the compiled pattern from the cache or compiles it.
-func cachedRegex(pattern, options string) (*regexp.Regexp, error) {
-	key := options + "\x00" + pattern
+func cachedRegex(name, pattern, options string) (*regex.Regexp, error) {
+	key := name + "\x00" + options + "\x00" + pattern
 	regexCacheMu.Lock()
 	re, ok := regexCache[key]
 	regexCacheMu.Unlock()
 	if ok {
 		return re, nil
 	}
-	re, err := compileRegex(pattern, options)
+	re, err := compileRegex(name, pattern, options)
 	if err != nil {
 		return nil, err
 	}
 	regexCacheMu.Lock()
 	if len(regexCache) >= regexCacheMax {
-		regexCache = map[string]*regexp.Regexp{}
+		regexCache = map[string]*regex.Regexp{}
 	}
 	regexCache[key] = re
 	regexCacheMu.Unlock()
@@ -152,7 +109,7 @@ func parseRegexOp(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 
 // prepare evaluates the operands and compiles the pattern; re is nil
 // when the input or the pattern is nullish.
-func (e *regexExpr) prepare(c *Ctx) (string, *regexp.Regexp, error) {
+func (e *regexExpr) prepare(c *Ctx) (string, *regex.Regexp, error) {
 	in, err := e.input.Eval(c)
 	if err != nil {
 		return "", nil, err
@@ -201,10 +158,10 @@ func (e *regexExpr) prepare(c *Ctx) (string, *regexp.Regexp, error) {
 			return "", nil, mongoerr.Newf(mongoerr.Code(51108), "%s invalid flag in regex options: %c", e.name, f)
 		}
 	}
-	var re *regexp.Regexp
+	var re *regex.Regexp
 	if havePattern {
-		if re, err = cachedRegex(pattern, options); err != nil {
-			return "", nil, mongoerr.Newf(mongoerr.Code(51111), "Invalid Regex in %s: %s", e.name, err.Error())
+		if re, err = cachedRegex(e.name, pattern, options); err != nil {
+			return "", nil, err
 		}
 	}
 	if !IsNullish(in) && in.Type != bson.TypeString {
@@ -221,7 +178,9 @@ func (e *regexExpr) prepare(c *Ctx) (string, *regexp.Regexp, error) {
 const maxRegexOutput = 64 * 1024 * 1024
 
 // Eval answers a bool ($regexMatch), a match document or null ($regexFind)
-// or an array of match documents ($regexFindAll).
+// or an array of match documents ($regexFindAll). A match that runs past
+// the engine's time limit fails with 51156, as a PCRE execution error does
+// in mongod.
 func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	in, re, err := e.prepare(c)
 	if err != nil {
@@ -229,33 +188,45 @@ func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	}
 	switch e.name {
 	case "$regexMatch":
-		return Bool(re != nil && re.MatchString(in)), nil
+		if re == nil {
+			return Bool(false), nil
+		}
+		ok, err := re.MatchString(in)
+		if err != nil {
+			return bson.RawValue{}, regex.ExecError(e.name, err)
+		}
+		return Bool(ok), nil
 	case "$regexFind":
 		if re == nil {
 			return Null(), nil
 		}
-		m := re.FindStringSubmatchIndex(in)
+		m, err := re.Find(in, 0)
+		if err != nil {
+			return bson.RawValue{}, regex.ExecError(e.name, err)
+		}
 		if m == nil {
 			return Null(), nil
 		}
-		return regexMatchDoc(in, m), nil
+		return regexMatchDoc(m), nil
 	}
 	b := NewArrayBuilder(0)
 	if re == nil {
 		return b.Value(), nil
 	}
+	// Every match document takes more than 32 bytes, so this many matches
+	// already exceed the output limit.
+	all, err := re.FindAll(in, maxRegexOutput/32+1)
+	if err != nil {
+		return bson.RawValue{}, regex.ExecError(e.name, err)
+	}
 	total := 0
-	err = findAllMongo(re, in, func(m []int) error {
-		d := regexMatchDoc(in, m)
+	for i := range mongoMatches(all, in) {
+		d := regexMatchDoc(&all[i])
 		total += len(d.Value)
 		if total > maxRegexOutput {
-			return mongoerr.Newf(mongoerr.Code(51151), "%s: the size of buffer to store output exceeded the 64MB limit", e.name)
+			return bson.RawValue{}, mongoerr.Newf(mongoerr.Code(51151), "%s: the size of buffer to store output exceeded the 64MB limit", e.name)
 		}
 		b.Append(d)
-		return nil
-	})
-	if err != nil {
-		return bson.RawValue{}, err
 	}
 	if b.Size() > MaxBSONSize {
 		return bson.RawValue{}, errTooLarge()
@@ -263,107 +234,44 @@ func (e *regexExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	return b.Value(), nil
 }
 
-// findAllMongo calls emit with each match $regexFindAll reports, in order,
-// and stops at emit's first error: mongod searches
-// again where a non-empty match ended (so an empty match may follow it
-// directly), one code point further after an empty match, and never from
-// the end of a non-empty input.
-//
-// Divergence: for patterns whose start depends on the text before it (^,
-// \A, \b, \B) Go's own iteration is used, which skips an empty match
-// directly after a non-empty one.
-func findAllMongo(re *regexp.Regexp, in string, emit func(m []int) error) error {
-	if leftContext(re) {
-		// Every match document takes more than 32 bytes, so this many
-		// matches already exceed the output limit.
-		all := re.FindAllStringSubmatchIndex(in, maxRegexOutput/32+1)
-		// mongod never starts a search at the end of a non-empty input.
-		if n := len(all); n >= 2 && len(in) > 0 {
-			last, prev := all[n-1], all[n-2]
-			if last[0] == len(in) && last[1] == len(in) && prev[0] == prev[1] && prev[0] < len(in) && prev[0]+cpLen(in[prev[0]]) == len(in) {
-				all = all[:n-1]
-			}
-		}
-		for _, m := range all {
-			if err := emit(m); err != nil {
-				return err
-			}
-		}
-		return nil
+// mongoMatches returns how many of the engine's successive matches
+// $regexFindAll reports. Both search again where a non-empty match ended
+// and one code point further after an empty one, but mongod never starts a
+// search at the end of a non-empty input, so a final empty match found
+// from there is dropped.
+func mongoMatches(all []regex.Match, in string) int {
+	n := len(all)
+	if n < 2 || len(in) == 0 {
+		return n
 	}
-	pos := 0
-	for {
-		m := re.FindStringSubmatchIndex(in[pos:])
-		if m == nil {
-			break
-		}
-		for i := range m {
-			if m[i] >= 0 {
-				m[i] += pos
-			}
-		}
-		if err := emit(m); err != nil {
-			return err
-		}
-		if m[0] == m[1] {
-			if m[0] >= len(in) {
-				break
-			}
-			pos = m[0] + cpLen(in[m[0]])
-		} else {
-			pos = m[1]
-		}
-		if pos >= len(in) {
-			break
-		}
+	last, prev := all[n-1], all[n-2]
+	if last.Start != len(in) || last.End != len(in) {
+		return n
 	}
-	return nil
+	next := prev.End
+	if prev.Start == prev.End && prev.End < len(in) {
+		next += cpLen(in[prev.End])
+	}
+	if next >= len(in) {
+		return n - 1
+	}
+	return n
 }
 
-// leftContext reports whether re has an assertion that looks at the text
-// before the match position, so that searching a suffix of the input
-// would not give the answer a search of the whole input gives.
-func leftContext(re *regexp.Regexp) bool {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return true
-	}
-	var walk func(r *syntax.Regexp) bool
-	walk = func(r *syntax.Regexp) bool {
-		switch r.Op {
-		case syntax.OpBeginLine, syntax.OpBeginText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-			return true
-		}
-		for _, sub := range r.Sub {
-			if walk(sub) {
-				return true
-			}
-		}
-		return false
-	}
-	return walk(tree)
-}
-
-// regexMatchDoc builds {match, idx, captures} for the submatch indexes m;
-// idx counts code points, unmatched groups are null.
-func regexMatchDoc(in string, m []int) bson.RawValue {
-	idx := 0
-	for i := 0; i < m[0]; i++ {
-		if !isContinuation(in[i]) {
-			idx++
-		}
-	}
-	caps := NewArrayBuilder(len(m)/2 - 1)
-	for g := 1; g < len(m)/2; g++ {
-		if m[2*g] < 0 {
+// regexMatchDoc builds {match, idx, captures} for m; idx counts code
+// points, unmatched groups are null.
+func regexMatchDoc(m *regex.Match) bson.RawValue {
+	caps := NewArrayBuilder(len(m.Captures))
+	for _, g := range m.Captures {
+		if !g.Matched {
 			caps.Append(Null())
 		} else {
-			caps.Append(String(in[m[2*g]:m[2*g+1]]))
+			caps.Append(String(g.Text))
 		}
 	}
 	d := NewDocBuilder()
-	d.Append("match", String(in[m[0]:m[1]]))
-	d.Append("idx", Int32(int32(idx)))
+	d.Append("match", String(m.Text))
+	d.Append("idx", Int32(int32(m.CodePoint)))
 	d.Append("captures", caps.Value())
 	return Doc(d.Doc())
 }
