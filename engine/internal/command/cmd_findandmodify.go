@@ -43,6 +43,9 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	}
 	err = fields("findAndModify", r.Body, func(k string, v bson.RawValue) error {
 		var err error
+		if v.Type == bson.TypeNull && (k == "query" || k == "sort" || k == "fields") {
+			return nil // null means none, as mongod's IDL parser reads it
+		}
 		switch k {
 		case "query":
 			p.filter, err = wantDoc("findAndModify", k, v)
@@ -94,6 +97,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	p.filter = orEmpty(p.filter) // no query matches every document, and upserts from {}
 	if !p.remove {
 		if p.u, err = compileUpdate(p.upd, p.arrayFilters, p.let, r.start, r.Env.clock.current()); err != nil {
 			return nil, err
@@ -132,6 +136,11 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := p.ns
+	if p.upsert {
+		if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+			return nil, err
+		}
+	}
 	remove, returnNew, upsert, u, proj, filter := p.remove, p.returnNew, p.upsert, p.u, p.proj, p.filter
 	var (
 		value    bson.Raw

@@ -1,0 +1,7 @@
+package engine_test
+
+import "testing"
+
+// TestWriteScripts runs testdata/writes: parameters and edge cases of the
+// write commands (findAndModify, update, insert) through the driver.
+func TestWriteScripts(t *testing.T) { runScripts(t, "writes") }
