@@ -179,6 +179,7 @@ func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *proje
 		return nil, err
 	}
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, nil)
+	bindReadSet(r.Env.Store, c, ns, src)
 	return cursorReply(c.ID, ns, "firstBatch", nil), nil
 }
 

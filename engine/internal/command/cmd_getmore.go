@@ -62,6 +62,11 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		c.mu.Unlock()
 		return nil, cursorNotFound(id)
 	}
+	if err := c.reads.killedBy(r.Env.Store, c.NS); err != nil {
+		c.mu.Unlock()
+		r.Env.Cursors.remove(id)
+		return nil, err
+	}
 	if rp, ok := c.src.(reporter); ok {
 		rp.attach(r.op)
 	}
