@@ -38,6 +38,11 @@ type query struct {
 	// allowDiskUse is the command's allowDiskUse, nil when not given
 	// (allowDiskUseByDefault applies).
 	allowDiskUse *bool
+	// distinct is a distinct command's key and count marks a count
+	// command: the planner may then scan the index alone
+	// (DISTINCT_SCAN, COUNT_SCAN).
+	distinct string
+	count    bool
 }
 
 // row is a document with its record id.
@@ -173,7 +178,8 @@ func (q *query) planQuery(qe *queryEnv) *plan.Query {
 			AllowDiskUse: qe.params.Bool("allowDiskUseByDefault"),
 			TempDir:      qe.tempDir,
 		},
-		NoCache: qe.explain,
+		NoCache:  qe.explain,
+		Distinct: q.distinct, Count: q.count,
 	}
 	if q.allowDiskUse != nil {
 		pq.SortOptions.AllowDiskUse = *q.allowDiskUse

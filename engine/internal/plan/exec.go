@@ -44,6 +44,13 @@ type Query struct {
 	// NoCache plans afresh without reading or writing the plan cache
 	// (explain does so).
 	NoCache bool
+	// Distinct is the key of a distinct command ("" otherwise), which
+	// lets the planner answer with a DISTINCT_SCAN; Projection is then
+	// {_id: 0, <key>: 1}, as mongod plans it.
+	Distinct string
+	// Count marks a count command, which may run as a COUNT_SCAN that
+	// returns rows without documents.
+	Count bool
 }
 
 // trial limits of the multi-planner (mongod's
@@ -449,6 +456,20 @@ func (x *Executor) Close() {
 	}
 }
 
+// DistinctScan reports whether the winning plan is a DISTINCT_SCAN, whose
+// rows come one per distinct index key of the distinct field.
+func (x *Executor) DistinctScan() bool {
+	found := false
+	if x.win != nil {
+		walk(x.win.root, func(s stage) {
+			if _, ok := s.(*distinctScan); ok {
+				found = true
+			}
+		})
+	}
+	return found
+}
+
 // Stats are an executor's totals so far.
 type Stats struct {
 	KeysExamined, DocsExamined int64
@@ -505,6 +526,10 @@ func walk(s stage, fn func(stage)) {
 func examined(s stage) (keys, docs int64) {
 	switch t := s.(type) {
 	case *ixScan:
+		return t.keys, 0
+	case *distinctScan:
+		return t.keys, 0
+	case *countScan:
 		return t.keys, 0
 	case *collScan:
 		return 0, t.docs

@@ -189,6 +189,11 @@ func (b *builder) candidates() ([]*candidate, error) {
 			return []*candidate{b.idHack(id)}, nil
 		}
 	}
+	if hint == nil && len(b.conj) == 0 && b.q.Distinct != "" && b.q.Sort == nil {
+		if c := b.distinctPlan(); c != nil {
+			return []*candidate{c}, nil
+		}
+	}
 	preds := indexablePreds(b.conj)
 	if hint != nil {
 		if hint.partial != nil && !implies(b.conj, hint.partial) {
@@ -384,6 +389,9 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 		} else {
 			fetchPreds = append(fetchPreds, keyPreds...)
 		}
+	}
+	if c := b.scanOnly(ix, a, scan, fetchPreds); c != nil {
+		return c
 	}
 	covered := len(fetchPreds) == 0 && b.coveredBy(ix, a)
 	c := &candidate{
