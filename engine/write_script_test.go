@@ -5,3 +5,7 @@ import "testing"
 // TestWriteScripts runs testdata/writes: parameters and edge cases of the
 // write commands (findAndModify, update, insert) through the driver.
 func TestWriteScripts(t *testing.T) { runScripts(t, "writes") }
+
+// TestCommandScripts runs testdata/commands: arguments every command
+// takes (the API parameters) through the driver.
+func TestCommandScripts(t *testing.T) { runScripts(t, "commands") }
