@@ -22,8 +22,8 @@ type Generic struct {
 	// apiVersion, strictGiven and deprecGiven record which API
 	// parameters came: apiStrict and apiDeprecationErrors need apiVersion.
 	apiVersion, strictGiven, deprecGiven bool
-	StartTransaction bool
-	Autocommit       *bool
+	StartTransaction                     bool
+	Autocommit                           *bool
 }
 
 type writeConcern struct {
