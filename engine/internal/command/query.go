@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
@@ -38,6 +39,8 @@ type query struct {
 	// allowDiskUse is the command's allowDiskUse, nil when not given
 	// (allowDiskUseByDefault applies).
 	allowDiskUse *bool
+	// showRecordId is find's showRecordId.
+	showRecordId bool
 	// distinct is a distinct command's key and count marks a count
 	// command: the planner may then scan the index alone
 	// (DISTINCT_SCAN, COUNT_SCAN).
@@ -255,6 +258,9 @@ type docSource struct {
 	snap *storage.Snapshot
 	// closed makes Close idempotent and Next after Close the end.
 	closed bool
+	// recordID appends each row's record id as $recordId (find's
+	// showRecordId).
+	recordID bool
 }
 
 func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
@@ -265,10 +271,27 @@ func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	if d.proj == nil {
-		return r.doc, nil
+	doc := r.doc
+	if d.proj != nil {
+		if doc, err = d.proj.Apply(r.doc, d.f); err != nil {
+			return nil, err
+		}
 	}
-	return d.proj.Apply(r.doc, d.f)
+	if d.recordID {
+		doc = appendRecordID(doc, r.rid)
+	}
+	return doc, nil
+}
+
+// appendRecordID returns doc with {$recordId: NumberLong(rid)} appended,
+// as mongod's showRecordId adds it after the other fields.
+func appendRecordID(doc bson.Raw, rid int64) bson.Raw {
+	out := make([]byte, 0, len(doc)+20)
+	out = append(out, doc[:len(doc)-1]...)
+	out = bsoncore.AppendInt64Element(out, "$recordId", rid)
+	out = append(out, 0)
+	putLen(out)
+	return out
 }
 
 // Close reports the work of the batch just served and releases the rows.
