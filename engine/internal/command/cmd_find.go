@@ -28,7 +28,7 @@ type findParams struct {
 	hint                       bson.RawValue
 	allowDiskUse               *bool
 	let                        bson.Raw // evaluated
-	showRecordId               bool
+	showRecordId, returnKey    bool
 }
 
 // parseFind parses a find command's fields.
@@ -74,7 +74,9 @@ func parseFind(r *Request) (*findParams, error) {
 			p.let, err = r.parseLet("find", v)
 		case "showRecordId":
 			p.showRecordId, err = wantBool("find", k, v)
-		case "max", "min", "returnKey", "tailable", "awaitData", "oplogReplay":
+		case "returnKey":
+			p.returnKey, err = wantBool("find", k, v)
+		case "max", "min", "tailable", "awaitData", "oplogReplay":
 			if b, ok := asBool(v); ok && !b && k != "max" && k != "min" {
 				return nil // explicitly off
 			}
@@ -95,7 +97,7 @@ func parseFind(r *Request) (*findParams, error) {
 // query compiles p's filter, sort, hint and projection against the
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId}
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey}
 	if err := q.setFilter(p.filter, r.matchEnv(p.let)); err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +175,7 @@ func (r *Request) findSource(ctx context.Context, q *query, proj *projection.Pro
 		snap.Close()
 		return nil, err
 	}
-	return &docSource{rows: rows, proj: proj, f: q.filter, snap: snap, recordID: q.showRecordId}, nil
+	return &docSource{rows: rows, proj: proj, f: q.filter, snap: snap, recordID: q.showRecordId, returnKey: q.returnKey}, nil
 }
 
 func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *projection.Projection) (bson.D, error) {

@@ -39,8 +39,8 @@ type query struct {
 	// allowDiskUse is the command's allowDiskUse, nil when not given
 	// (allowDiskUseByDefault applies).
 	allowDiskUse *bool
-	// showRecordId is find's showRecordId.
-	showRecordId bool
+	// showRecordId and returnKey are find's options of those names.
+	showRecordId, returnKey bool
 	// distinct is a distinct command's key and count marks a count
 	// command: the planner may then scan the index alone
 	// (DISTINCT_SCAN, COUNT_SCAN).
@@ -259,8 +259,9 @@ type docSource struct {
 	// closed makes Close idempotent and Next after Close the end.
 	closed bool
 	// recordID appends each row's record id as $recordId (find's
-	// showRecordId).
-	recordID bool
+	// showRecordId); returnKey replaces each document by the index key
+	// it was read from.
+	recordID, returnKey bool
 }
 
 func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
@@ -272,7 +273,10 @@ func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
 		return nil, err
 	}
 	doc := r.doc
-	if d.proj != nil {
+	if pr, ok := d.rows.(*planRows); ok && d.returnKey {
+		// mongod ignores the projection under returnKey.
+		doc = pr.x.ReturnKey()
+	} else if d.proj != nil {
 		if doc, err = d.proj.Apply(r.doc, d.f); err != nil {
 			return nil, err
 		}

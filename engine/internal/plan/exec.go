@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/order"
 	"github.com/formworkdb/formwork/engine/internal/storage"
@@ -178,6 +180,7 @@ type Executor struct {
 	empty      bool
 	reportKeys int64
 	reportDocs int64
+	last       *member // the row Next returned last
 }
 
 // Plan builds the candidate plans of q over rd, runs the multi-planner
@@ -432,6 +435,7 @@ func (x *Executor) Next(ctx context.Context) (rid int64, doc bson.Raw, ok bool, 
 		m := x.buf[0]
 		x.buf = x.buf[1:]
 		x.returned++
+		x.last = m
 		return m.rid, m.doc, true, nil
 	}
 	for {
@@ -442,6 +446,7 @@ func (x *Executor) Next(ctx context.Context) (rid int64, doc bson.Raw, ok bool, 
 		switch st {
 		case advanced:
 			x.returned++
+			x.last = m
 			return m.rid, m.doc, true, nil
 		case isEOF:
 			return 0, nil, false, nil
@@ -468,6 +473,31 @@ func (x *Executor) DistinctScan() bool {
 		})
 	}
 	return found
+}
+
+// ReturnKey returns the index key of the row Next returned last as find's
+// returnKey shows it: {<key pattern field>: value, ...}, flat, or an empty
+// document when the row came from no index scan.
+//
+// Divergence: the keystring encoding holds values, not types (keystring
+// I8), so a key value prints as its decoded form (a number in the type
+// the decoder picks) where mongod keeps the type the document had.
+func (x *Executor) ReturnKey() bson.Raw {
+	empty := bson.Raw{5, 0, 0, 0, 0}
+	if x.last == nil || x.last.fromIx == nil {
+		return empty
+	}
+	ix := x.last.fromIx
+	vals, _, err := keystring.Decode(x.last.from, ix.desc)
+	if err != nil || len(vals) != len(ix.paths) {
+		return empty
+	}
+	idx, d := bsoncore.AppendDocumentStart(nil)
+	for i, v := range vals {
+		d = bsoncore.AppendValueElement(d, ix.paths[i], bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+	}
+	d, _ = bsoncore.AppendDocumentEnd(d, idx)
+	return d
 }
 
 // Stats are an executor's totals so far.
