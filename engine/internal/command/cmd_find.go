@@ -29,6 +29,7 @@ type findParams struct {
 	allowDiskUse               *bool
 	let                        bson.Raw // evaluated
 	showRecordId, returnKey    bool
+	min, max                   bson.Raw
 }
 
 // parseFind parses a find command's fields.
@@ -76,8 +77,12 @@ func parseFind(r *Request) (*findParams, error) {
 			p.showRecordId, err = wantBool("find", k, v)
 		case "returnKey":
 			p.returnKey, err = wantBool("find", k, v)
-		case "max", "min", "tailable", "awaitData", "oplogReplay":
-			if b, ok := asBool(v); ok && !b && k != "max" && k != "min" {
+		case "min":
+			p.min, err = wantDoc("find", k, v)
+		case "max":
+			p.max, err = wantDoc("find", k, v)
+		case "tailable", "awaitData", "oplogReplay":
+			if b, ok := asBool(v); ok && !b {
 				return nil // explicitly off
 			}
 			return mongoerr.Newf(mongoerr.NotImplemented, "find option '%s' is not supported yet", k)
@@ -97,7 +102,7 @@ func parseFind(r *Request) (*findParams, error) {
 // query compiles p's filter, sort, hint and projection against the
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey}
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey, min: p.min, max: p.max}
 	if err := q.setFilter(p.filter, r.matchEnv(p.let)); err != nil {
 		return nil, nil, err
 	}

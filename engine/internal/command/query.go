@@ -39,8 +39,10 @@ type query struct {
 	// allowDiskUse is the command's allowDiskUse, nil when not given
 	// (allowDiskUseByDefault applies).
 	allowDiskUse *bool
-	// showRecordId and returnKey are find's options of those names.
+	// showRecordId and returnKey are find's options of those names, min
+	// and max its index key bounds.
 	showRecordId, returnKey bool
+	min, max                bson.Raw
 	// distinct is a distinct command's key and count marks a count
 	// command: the planner may then scan the index alone
 	// (DISTINCT_SCAN, COUNT_SCAN).
@@ -182,7 +184,7 @@ func (q *query) planQuery(qe *queryEnv) *plan.Query {
 			TempDir:      qe.tempDir,
 		},
 		NoCache:  qe.explain,
-		Distinct: q.distinct, Count: q.count,
+		Distinct: q.distinct, Count: q.count, Min: q.min, Max: q.max,
 	}
 	if q.allowDiskUse != nil {
 		pq.SortOptions.AllowDiskUse = *q.allowDiskUse

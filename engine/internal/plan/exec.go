@@ -50,6 +50,9 @@ type Query struct {
 	// lets the planner answer with a DISTINCT_SCAN; Projection is then
 	// {_id: 0, <key>: 1}, as mongod plans it.
 	Distinct string
+	// Min and Max are find's min and max (nil or empty for none): index
+	// key bounds of the hinted index.
+	Min, Max bson.Raw
 	// Count marks a count command, which may run as a COUNT_SCAN that
 	// returns rows without documents.
 	Count bool

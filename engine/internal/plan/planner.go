@@ -181,6 +181,13 @@ func (b *builder) candidates() ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b.q.Min) > 5 || len(b.q.Max) > 5 {
+		c, err := b.minMaxPlan(hint)
+		if err != nil {
+			return nil, err
+		}
+		return []*candidate{c}, nil
+	}
 	if b.q.Natural != 0 {
 		return []*candidate{b.collScan()}, nil
 	}
