@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -55,7 +56,9 @@ func TestCursorKilledWithWhatItReads(t *testing.T) {
 		var res struct {
 			Cursor struct{ NextBatch []bson.Raw } `bson:"cursor"`
 		}
-		err := c.Database().RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: c.Name()}}).Decode(&res)
+		// No deadline: the driver would send one as maxTimeMS, which
+		// getMore refuses on these cursors.
+		err := c.Database().RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: c.Name()}}).Decode(&res)
 		return len(res.Cursor.NextBatch), err
 	}
 	wantKilled := func(c *mongo.Collection, id int64, reason string) {
@@ -113,4 +116,30 @@ func TestCursorKilledWithWhatItReads(t *testing.T) {
 	id = open(c, nil)
 	c = setup("gic6")
 	wantKilled(c, id, "collection dropped")
+}
+
+// TestGetMoreMaxTimeMS checks that getMore refuses maxTimeMS on a cursor
+// that is not awaitData (BadValue), as
+// jstests/core/query/getmore/getmore_cmd_maxtimems.js expects, and that
+// the cursor stays usable.
+func TestGetMoreMaxTimeMS(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("gm")
+	if _, err := c.InsertMany(ctx, []any{bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "_id", Value: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Cursor struct{ ID int64 } `bson:"cursor"`
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "find", Value: "gm"}, {Key: "batchSize", Value: 1}}).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	err := db.RunCommand(ctx, bson.D{{Key: "getMore", Value: res.Cursor.ID}, {Key: "collection", Value: "gm"}, {Key: "maxTimeMS", Value: 100}}).Err()
+	wantCode(t, err, 2, "BadValue")
+	// Without a deadline: the driver would send one as maxTimeMS.
+	if err := db.RunCommand(context.Background(), bson.D{{Key: "getMore", Value: res.Cursor.ID}, {Key: "collection", Value: "gm"}}).Err(); err != nil {
+		t.Fatalf("getMore after the refused one: %v", err)
+	}
 }
