@@ -76,6 +76,11 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 	if rp, ok := c.src.(reporter); ok {
 		rp.attach(r.op)
 	}
+	if r.op != nil {
+		r.op.mu.Lock()
+		r.op.origin = c.origin
+		r.op.mu.Unlock()
+	}
 	batch, pending, done, err := fillBatch(ctx, c.src, c.pending, batchSize)
 	c.pending = pending
 	c.lastUsed = time.Now()
