@@ -216,10 +216,14 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 		had := len(vals)
 		collectDistinct(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: rw.doc}, path, &vals)
 		if len(vals) == had && pr != nil && pr.x.DistinctScan() {
-			// A DISTINCT_SCAN answers from the index key, which is null
-			// for a document lacking the path, so mongod includes null
-			// where a collection scan would not (SERVER-14832).
-			vals = append(vals, bson.RawValue{Type: bson.TypeNull})
+			// A DISTINCT_SCAN answers from the index key: null for a
+			// document lacking the path, undefined for an empty array.
+			// So mongod includes null where a collection scan would not
+			// (SERVER-14832), and the key stands for every document
+			// sharing it, which the scan skips.
+			if v, err := pr.x.ReturnKey().LookupErr(p.key); err == nil {
+				vals = append(vals, v)
+			}
 		}
 	}
 	slices.SortStableFunc(vals, bsonkit.Compare)
