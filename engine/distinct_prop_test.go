@@ -21,6 +21,7 @@ import (
 // (SERVER-14832) and the undefined it reports for an empty array (its
 // index key). Numbers compare by value: among equal numbers of
 // different types each plan returns the first it meets, as in mongod.
+// count (COUNT_SCAN included) must agree with a collection scan exactly.
 func TestDistinctScanEquivalence(t *testing.T) {
 	_, db := newDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -80,6 +81,20 @@ func TestDistinctScanEquivalence(t *testing.T) {
 		got, err := distinct(nil)
 		if err != nil {
 			rt.Fatalf("planned: %v", err)
+		}
+		count := func(hint any) int64 {
+			cmd := bson.D{{Key: "count", Value: c.Name()}, {Key: "query", Value: filter}}
+			if hint != nil {
+				cmd = append(cmd, bson.E{Key: "hint", Value: hint})
+			}
+			var res struct{ N int64 }
+			if err := db.RunCommand(ctx, cmd).Decode(&res); err != nil {
+				rt.Fatalf("count: %v", err)
+			}
+			return res.N
+		}
+		if g, w := count(nil), count(bson.D{{Key: "$natural", Value: 1}}); g != w {
+			rt.Fatalf("count %v = %d, collection scan %d\ndocs %v", filter, g, w, docs)
 		}
 		if !sameValues(withoutNull(got), withoutNull(want)) || len(withoutNull(want)) != len(want) && len(withoutNull(got)) == len(got) {
 			rt.Fatalf("distinct %s %v:\n got %v\nwant %v\ndocs %v", key, filter, got, want, docs)
