@@ -54,16 +54,16 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "fields":
 			p.fieldsSpec, err = wantDoc("findAndModify", k, v)
 		case "remove":
-			p.remove, err = wantBool("findAndModify", k, v)
+			p.remove, err = wantSafeBool("findAndModify", k, v)
 		case "update":
 			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
 				return mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
 			}
 			p.upd = v
 		case "new":
-			p.returnNew, err = wantBool("findAndModify", k, v)
+			p.returnNew, err = wantSafeBool("findAndModify", k, v)
 		case "upsert":
-			p.upsert, err = wantBool("findAndModify", k, v)
+			p.upsert, err = wantSafeBool("findAndModify", k, v)
 		case "arrayFilters":
 			p.arrayFilters, err = docArray("findAndModify", k, v)
 		case "hint":
@@ -71,7 +71,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "bypassDocumentValidation":
-			_, err = wantBool("findAndModify", k, v)
+			_, err = wantSafeBool("findAndModify", k, v)
 		case "let":
 			p.let, err = r.parseLet("findAndModify", v)
 		default:
@@ -230,4 +230,14 @@ func validateProjection(p *projection.Projection, filter bson.Raw) error {
 		return err
 	}
 	return p.Validate(f)
+}
+
+// wantSafeBool parses a field of the IDL type safeBool (a boolean or a
+// number), with the IDL's error listing the types it takes.
+func wantSafeBool(cmd, field string, v bson.RawValue) (bool, error) {
+	b, ok := asBool(v)
+	if !ok {
+		return false, mongoerr.Newf(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected types '[bool, long, int, decimal, double]'", cmd, field, typeName(v.Type))
+	}
+	return b, nil
 }
