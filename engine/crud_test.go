@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -261,7 +262,8 @@ func TestIdleCursorsExpire(t *testing.T) {
 	id := res.Lookup("cursor", "id").Int64()
 	deadline := 500 // 20 ms apart: up to 10 s on a loaded machine
 	for i := 0; i < deadline; i++ {
-		err = db.RunCommand(ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}, {Key: "batchSize", Value: 1}}).Err()
+		// No deadline, which the driver would send as maxTimeMS.
+		err = db.RunCommand(context.Background(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}, {Key: "batchSize", Value: 1}}).Err()
 		if err != nil {
 			break
 		}
@@ -441,7 +443,9 @@ func TestBatchesStopAt16MiB(t *testing.T) {
 	if len(first) != 2 || res.Lookup("cursor", "id").Int64() == 0 {
 		t.Fatalf("first batch has %d documents", len(first))
 	}
-	more, err := db.RunCommand(ctx, bson.D{{Key: "getMore", Value: res.Lookup("cursor", "id").Int64()}, {Key: "collection", Value: "big"}}).Raw()
+	// No deadline: the driver would send it as maxTimeMS, which getMore
+	// refuses on a cursor that is not awaitData.
+	more, err := db.RunCommand(context.Background(), bson.D{{Key: "getMore", Value: res.Lookup("cursor", "id").Int64()}, {Key: "collection", Value: "big"}}).Raw()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // TestCreateIndexRejectsAsMongod70 checks index specifications mongod 7.0
@@ -55,6 +57,17 @@ func TestDatabaseDifferCase(t *testing.T) {
 	wantCode(t, err, 13297, "DatabaseDifferCase")
 	err = other.CreateCollection(ctx, "d")
 	wantCode(t, err, 13297, "DatabaseDifferCase")
+	_, err = other.Collection("c").UpdateOne(ctx, bson.D{{Key: "_id", Value: 3}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}, options.UpdateOne().SetUpsert(true))
+	wantCode(t, err, 13297, "DatabaseDifferCase")
+	err = other.Collection("c").FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: 3}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}, options.FindOneAndUpdate().SetUpsert(true)).Err()
+	wantCode(t, err, 13297, "DatabaseDifferCase")
+	_, err = other.Collection("c").Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "a", Value: 1}}})
+	wantCode(t, err, 13297, "DatabaseDifferCase")
+	err = client.Database("admin").RunCommand(ctx, bson.D{{Key: "renameCollection", Value: db.Name() + ".c"}, {Key: "to", Value: other.Name() + ".c"}}).Err()
+	wantCode(t, err, 13297, "DatabaseDifferCase")
+	if n, _ := other.Collection("c").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("the clashing database holds %d documents", n)
+	}
 	if _, err := db.Collection("c2").InsertOne(ctx, bson.D{{Key: "_id", Value: 2}}); err != nil {
 		t.Fatalf("the existing database: %v", err)
 	}

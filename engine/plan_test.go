@@ -19,15 +19,35 @@ import (
 	"github.com/formworkdb/formwork/internal/testenv"
 )
 
-// genValue draws a value of mixed type: numbers of every type at shared
-// values, strings, null, arrays, nested documents.
+// genValue draws a value of mixed type: numbers of every type (int32,
+// int64, double, decimal, infinities, NaN, -0) at shared values, strings,
+// null, undefined, booleans, MinKey, MaxKey, arrays (nested ones too) and
+// nested documents.
 func genValue(t *rapid.T, depth int) any {
-	k := rapid.IntRange(0, 9).Draw(t, "kind")
-	if depth > 1 && k >= 7 {
+	k := rapid.IntRange(0, 15).Draw(t, "kind")
+	if (depth > 1 && (k == 7 || k == 8 || k == 9)) || depth > 2 && k == 14 {
 		k = 0
 	}
 	n := rapid.IntRange(-2, 4).Draw(t, "n")
 	switch k {
+	case 10:
+		return bson.MinKey{}
+	case 11:
+		return bson.MaxKey{}
+	case 12:
+		d, _ := bson.ParseDecimal128(fmt.Sprint(n) + []string{"", ".5", ".0"}[rapid.IntRange(0, 2).Draw(t, "dfrac")])
+		return d
+	case 13:
+		return bson.Undefined{}
+	case 14:
+		// An array nested in an array, below the depth limit of the others.
+		arr := bson.A{}
+		for i := rapid.IntRange(0, 2).Draw(t, "nlen"); i > 0; i-- {
+			arr = append(arr, genValue(t, depth+1))
+		}
+		return arr
+	case 15:
+		return []any{math.Inf(-1), math.NaN(), -0.0, false}[rapid.IntRange(0, 3).Draw(t, "special")]
 	case 0:
 		return int32(n)
 	case 1:
@@ -220,7 +240,7 @@ func TestPlanEquivalence(t *testing.T) {
 				slices.SortFunc(got, cmpID)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
-				rt.Fatalf("hint %q filter %v sort %v:\n got %v\nwant %v", h, filter, sort, got, want)
+				rt.Fatalf("hint %q filter %v sort %v:\n got %v\nwant %v\ndocs %v", h, filter, sort, got, want, docs)
 			}
 		}
 	})

@@ -69,7 +69,7 @@ func parseCount(r *Request) (*countParams, error) {
 
 // query compiles p's filter and hint against the collection as it is now.
 func (p *countParams) query(r *Request) (*query, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint}
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, count: true}
 	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
 		return nil, err
 	}
@@ -171,7 +171,9 @@ func parseDistinct(r *Request) (*distinctParams, error) {
 
 // query compiles p's filter and hint against the collection as it is now.
 func (p *distinctParams) query(r *Request) (*query, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint}
+	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint, distinct: p.key}
+	// mongod plans a distinct as a find projecting the key alone.
+	q.projSpec, _ = bson.Marshal(bson.D{{Key: "_id", Value: 0}, {Key: p.key, Value: 1}})
 	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
 		return nil, err
 	}
@@ -202,6 +204,7 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 	defer rows.close()
 	var vals []bson.RawValue
 	path := strings.Split(p.key, ".")
+	pr, _ := rows.(*planRows)
 	for {
 		rw, ok, err := rows.next(ctx)
 		if err != nil {
@@ -210,7 +213,18 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 		if !ok {
 			break
 		}
+		had := len(vals)
 		collectDistinct(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: rw.doc}, path, &vals)
+		if len(vals) == had && pr != nil && pr.x.DistinctScan() {
+			// A DISTINCT_SCAN answers from the index key: null for a
+			// document lacking the path, undefined for an empty array.
+			// So mongod includes null where a collection scan would not
+			// (SERVER-14832), and the key stands for every document
+			// sharing it, which the scan skips.
+			if v, err := pr.x.ReturnKey().LookupErr(p.key); err == nil {
+				vals = append(vals, v)
+			}
+		}
 	}
 	slices.SortStableFunc(vals, bsonkit.Compare)
 	out := bson.A{}

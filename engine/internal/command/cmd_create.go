@@ -87,7 +87,17 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 			return mongoerr.New(mongoerr.NotImplemented, "clustered collections are not supported yet")
 		case "encryptedFields":
 			return mongoerr.New(mongoerr.NotImplemented, "queryable encryption is not supported")
-		case "temp", "flags", "autoIndexId":
+		case "autoIndexId":
+			// Deprecated but accepted by mongod 7.0; every collection
+			// here has its _id index.
+			b, err := wantBool("create", k, v)
+			if err != nil {
+				return err
+			}
+			if !b {
+				return mongoerr.New(mongoerr.NotImplemented, "collections without an _id index (autoIndexId: false) are not supported")
+			}
+		case "temp", "flags":
 			return mongoerr.UnknownField("create", k)
 		default:
 			return errUnknown

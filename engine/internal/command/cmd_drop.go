@@ -112,6 +112,11 @@ func runRename(ctx context.Context, r *Request) (bson.D, error) {
 	if from == to {
 		return nil, mongoerr.New(mongoerr.IllegalOperation, "Can't rename a collection to itself")
 	}
+	if toDB, _ := storage.SplitNS(to); r.Env.Store.Collection(from) != nil {
+		if err := checkDBCase(r.Env.Store, toDB); err != nil {
+			return nil, err
+		}
+	}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		if w.Collection(from) == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "Source collection %s does not exist", from)

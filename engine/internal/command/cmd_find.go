@@ -28,6 +28,8 @@ type findParams struct {
 	hint                       bson.RawValue
 	allowDiskUse               *bool
 	let                        bson.Raw // evaluated
+	showRecordId, returnKey    bool
+	min, max                   bson.Raw
 }
 
 // parseFind parses a find command's fields.
@@ -71,8 +73,16 @@ func parseFind(r *Request) (*findParams, error) {
 			return mongoerr.UnknownField("find", k)
 		case "let":
 			p.let, err = r.parseLet("find", v)
-		case "max", "min", "returnKey", "showRecordId", "tailable", "awaitData", "oplogReplay":
-			if b, ok := asBool(v); ok && !b && k != "max" && k != "min" {
+		case "showRecordId":
+			p.showRecordId, err = wantBool("find", k, v)
+		case "returnKey":
+			p.returnKey, err = wantBool("find", k, v)
+		case "min":
+			p.min, err = wantDoc("find", k, v)
+		case "max":
+			p.max, err = wantDoc("find", k, v)
+		case "tailable", "awaitData", "oplogReplay":
+			if b, ok := asBool(v); ok && !b {
 				return nil // explicitly off
 			}
 			return mongoerr.Newf(mongoerr.NotImplemented, "find option '%s' is not supported yet", k)
@@ -92,7 +102,7 @@ func parseFind(r *Request) (*findParams, error) {
 // query compiles p's filter, sort, hint and projection against the
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse}
+	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey, min: p.min, max: p.max}
 	if err := q.setFilter(p.filter, r.matchEnv(p.let)); err != nil {
 		return nil, nil, err
 	}
@@ -170,7 +180,7 @@ func (r *Request) findSource(ctx context.Context, q *query, proj *projection.Pro
 		snap.Close()
 		return nil, err
 	}
-	return &docSource{rows: rows, proj: proj, f: q.filter, snap: snap}, nil
+	return &docSource{rows: rows, proj: proj, f: q.filter, snap: snap, recordID: q.showRecordId, returnKey: q.returnKey}, nil
 }
 
 func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *projection.Projection) (bson.D, error) {
@@ -179,6 +189,8 @@ func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *proje
 		return nil, err
 	}
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, nil)
+	bindReadSet(r.Env.Store, c, ns, src)
+	c.origin = r.Body
 	return cursorReply(c.ID, ns, "firstBatch", nil), nil
 }
 

@@ -43,6 +43,9 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	}
 	err = fields("findAndModify", r.Body, func(k string, v bson.RawValue) error {
 		var err error
+		if v.Type == bson.TypeNull && (k == "query" || k == "sort" || k == "fields") {
+			return nil // null means none, as mongod's IDL parser reads it
+		}
 		switch k {
 		case "query":
 			p.filter, err = wantDoc("findAndModify", k, v)
@@ -51,16 +54,16 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "fields":
 			p.fieldsSpec, err = wantDoc("findAndModify", k, v)
 		case "remove":
-			p.remove, err = wantBool("findAndModify", k, v)
+			p.remove, err = wantSafeBool("findAndModify", k, v)
 		case "update":
 			if v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
 				return mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
 			}
 			p.upd = v
 		case "new":
-			p.returnNew, err = wantBool("findAndModify", k, v)
+			p.returnNew, err = wantSafeBool("findAndModify", k, v)
 		case "upsert":
-			p.upsert, err = wantBool("findAndModify", k, v)
+			p.upsert, err = wantSafeBool("findAndModify", k, v)
 		case "arrayFilters":
 			p.arrayFilters, err = docArray("findAndModify", k, v)
 		case "hint":
@@ -68,7 +71,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "bypassDocumentValidation":
-			_, err = wantBool("findAndModify", k, v)
+			_, err = wantSafeBool("findAndModify", k, v)
 		case "let":
 			p.let, err = r.parseLet("findAndModify", v)
 		default:
@@ -94,6 +97,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	p.filter = orEmpty(p.filter) // no query matches every document, and upserts from {}
 	if !p.remove {
 		if p.u, err = compileUpdate(p.upd, p.arrayFilters, p.let, r.start, r.Env.clock.current()); err != nil {
 			return nil, err
@@ -132,6 +136,11 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := p.ns
+	if p.upsert {
+		if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+			return nil, err
+		}
+	}
 	remove, returnNew, upsert, u, proj, filter := p.remove, p.returnNew, p.upsert, p.u, p.proj, p.filter
 	var (
 		value    bson.Raw
@@ -221,4 +230,14 @@ func validateProjection(p *projection.Projection, filter bson.Raw) error {
 		return err
 	}
 	return p.Validate(f)
+}
+
+// wantSafeBool parses a field of the IDL type safeBool (a boolean or a
+// number), with the IDL's error listing the types it takes.
+func wantSafeBool(cmd, field string, v bson.RawValue) (bool, error) {
+	b, ok := asBool(v)
+	if !ok {
+		return false, mongoerr.Newf(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected types '[bool, long, int, decimal, double]'", cmd, field, typeName(v.Type))
+	}
+	return b, nil
 }

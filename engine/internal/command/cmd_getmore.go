@@ -62,8 +62,24 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		c.mu.Unlock()
 		return nil, cursorNotFound(id)
 	}
+	if _, err := r.Body.LookupErr("maxTimeMS"); err == nil {
+		// Formwork has no tailable (awaitData) cursors, the only ones
+		// whose getMore takes maxTimeMS, as its wait for new data.
+		c.mu.Unlock()
+		return nil, mongoerr.New(mongoerr.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
+	}
+	if err := c.reads.killedBy(r.Env.Store, c.NS); err != nil {
+		c.mu.Unlock()
+		r.Env.Cursors.remove(id)
+		return nil, err
+	}
 	if rp, ok := c.src.(reporter); ok {
 		rp.attach(r.op)
+	}
+	if r.op != nil {
+		r.op.mu.Lock()
+		r.op.origin = c.origin
+		r.op.mu.Unlock()
 	}
 	batch, pending, done, err := fillBatch(ctx, c.src, c.pending, batchSize)
 	c.pending = pending

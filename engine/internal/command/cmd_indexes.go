@@ -36,6 +36,9 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
+		return nil, err
+	}
 	var raws []bson.Raw
 	have := false
 	err = fields("createIndexes", r.Body, func(k string, v bson.RawValue) error {

@@ -107,10 +107,23 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 		}
 	}
 	ns := r.DB + "." + name
+	// An upserting statement may create the database: mongod creates the
+	// collection before running it, so a case clash fails that statement.
+	var caseErr error
+	for _, st := range parsed {
+		if st.upsert {
+			caseErr = checkDBCase(r.Env.Store, r.DB)
+			break
+		}
+	}
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
-			if err := r.updateOne(ctx, w, ns, i, st, b.let, res); err != nil {
+			err := caseErr
+			if !st.upsert || caseErr == nil {
+				err = r.updateOne(ctx, w, ns, i, st, b.let, res)
+			}
+			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
 				if ordered {
 					return nil

@@ -122,6 +122,11 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if r.Generic.APIStrict && !s.apiV1 {
 		return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://www.mongodb.com/docs/manual/reference/stable-api", name)
 	}
+	if r.Generic.APIStrict && (name == "insert" || name == "update" || name == "delete" || name == "findAndModify") {
+		if coll, ok := body.Index(0).Value().StringValueOK(); ok && coll == "system.js" {
+			return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s attempts to write to system.js", name)
+		}
+	}
 	if r.Generic.StartTransaction || r.Generic.Autocommit != nil {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "multi-document transactions are not supported by this server yet")
 	}

@@ -31,6 +31,8 @@ type Cursor struct {
 	lastUsed time.Time
 	pending  bson.Raw // a document read but not yet sent (batch was full)
 	killed   bool
+	reads    *readSet // nil: the cursor reads no collection
+	origin   bson.Raw // the command that opened the cursor
 }
 
 // Cursors is the table of open cursors of one engine.
@@ -208,6 +210,8 @@ func openCursor(ctx context.Context, r *Request, ns string, src source, batchSiz
 		}
 	}
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, pending)
+	bindReadSet(r.Env.Store, c, ns, src)
+	c.origin = r.Body
 	return cursorReply(c.ID, ns, "firstBatch", batch), nil
 }
 

@@ -19,8 +19,11 @@ type Generic struct {
 	WriteConcern     writeConcern
 	ReadConcernLevel string
 	APIStrict        bool
-	StartTransaction bool
-	Autocommit       *bool
+	// apiVersion, strictGiven and deprecGiven record which API
+	// parameters came: apiStrict and apiDeprecationErrors need apiVersion.
+	apiVersion, strictGiven, deprecGiven bool
+	StartTransaction                     bool
+	Autocommit                           *bool
 }
 
 type writeConcern struct {
@@ -108,14 +111,30 @@ func (g *Generic) parse(body bson.Raw) error {
 			if s != "1" {
 				return mongoerr.Newf(mongoerr.APIVersionError, "API version must be \"1\"")
 			}
-		case "apiStrict":
-			g.APIStrict, _ = v.BooleanOK()
+			g.apiVersion = true
+		case "apiStrict", "apiDeprecationErrors":
+			b, ok := v.BooleanOK()
+			if !ok {
+				return mongoerr.FieldType(cmd, e.Key(), typeName(v.Type), "boolean")
+			}
+			if e.Key() == "apiStrict" {
+				g.APIStrict, g.strictGiven = b, true
+			} else {
+				g.deprecGiven = true
+			}
 		case "startTransaction":
 			g.StartTransaction, _ = v.BooleanOK()
 		case "autocommit":
 			b, _ := v.BooleanOK()
 			g.Autocommit = &b
 		}
+	}
+	if !g.apiVersion && (g.strictGiven || g.deprecGiven) {
+		flag := "apiStrict"
+		if !g.strictGiven {
+			flag = "apiDeprecationErrors"
+		}
+		return mongoerr.Newf(mongoerr.Code(4886600), "Provided %s without passing apiVersion", flag)
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ type opState struct {
 	multi       bool
 	queryHash   string
 	cacheKey    string
+	// origin is a getMore's cursor's originating command, which its
+	// profile entry shows as originatingCommand.
+	origin bson.Raw
 }
 
 func (op *opState) notePlan(x *plan.Executor) {

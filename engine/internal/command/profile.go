@@ -124,6 +124,12 @@ func (e *Env) profileEntry(op *opState, r *Request, ns string, reply bson.D, err
 		{Key: "command", Value: r.Body},
 	}
 	op.mu.Lock()
+	if op.origin != nil {
+		d = append(d, bson.E{Key: "originatingCommand", Value: op.origin})
+	}
+	if id, ok := profileCursorID(r, reply); ok {
+		d = append(d, bson.E{Key: "cursorid", Value: id})
+	}
 	isQuery := op.planSummary != ""
 	if isQuery {
 		d = append(d,
@@ -214,6 +220,24 @@ func (e *Env) profileEntry(op *opState, r *Request, ns string, reply bson.D, err
 	}
 	d = append(d, bson.E{Key: "allUsers", Value: bson.A{}}, bson.E{Key: "user", Value: ""})
 	return d
+}
+
+// profileCursorID returns the cursor an entry reports as cursorid: a
+// getMore's, or the one a command's reply leaves open.
+func profileCursorID(r *Request, reply bson.D) (int64, bool) {
+	if r.Name == "getMore" {
+		return r.Body.Index(0).Value().Int64OK()
+	}
+	for _, f := range reply {
+		if c, ok := f.Value.(bson.D); ok && f.Key == "cursor" {
+			for _, cf := range c {
+				if id, ok := cf.Value.(int64); ok && cf.Key == "id" && id != 0 {
+					return id, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 func batchLen(v any) int {

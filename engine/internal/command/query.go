@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
@@ -38,6 +39,15 @@ type query struct {
 	// allowDiskUse is the command's allowDiskUse, nil when not given
 	// (allowDiskUseByDefault applies).
 	allowDiskUse *bool
+	// showRecordId and returnKey are find's options of those names, min
+	// and max its index key bounds.
+	showRecordId, returnKey bool
+	min, max                bson.Raw
+	// distinct is a distinct command's key and count marks a count
+	// command: the planner may then scan the index alone
+	// (DISTINCT_SCAN, COUNT_SCAN).
+	distinct string
+	count    bool
 }
 
 // row is a document with its record id.
@@ -173,7 +183,8 @@ func (q *query) planQuery(qe *queryEnv) *plan.Query {
 			AllowDiskUse: qe.params.Bool("allowDiskUseByDefault"),
 			TempDir:      qe.tempDir,
 		},
-		NoCache: qe.explain,
+		NoCache:  qe.explain,
+		Distinct: q.distinct, Count: q.count, Min: q.min, Max: q.max,
 	}
 	if q.allowDiskUse != nil {
 		pq.SortOptions.AllowDiskUse = *q.allowDiskUse
@@ -249,6 +260,10 @@ type docSource struct {
 	snap *storage.Snapshot
 	// closed makes Close idempotent and Next after Close the end.
 	closed bool
+	// recordID appends each row's record id as $recordId (find's
+	// showRecordId); returnKey replaces each document by the index key
+	// it was read from.
+	recordID, returnKey bool
 }
 
 func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
@@ -259,10 +274,30 @@ func (d *docSource) Next(ctx context.Context) (bson.Raw, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	if d.proj == nil {
-		return r.doc, nil
+	doc := r.doc
+	if pr, ok := d.rows.(*planRows); ok && d.returnKey {
+		// mongod ignores the projection under returnKey.
+		doc = pr.x.ReturnKey()
+	} else if d.proj != nil {
+		if doc, err = d.proj.Apply(r.doc, d.f); err != nil {
+			return nil, err
+		}
 	}
-	return d.proj.Apply(r.doc, d.f)
+	if d.recordID {
+		doc = appendRecordID(doc, r.rid)
+	}
+	return doc, nil
+}
+
+// appendRecordID returns doc with {$recordId: NumberLong(rid)} appended,
+// as mongod's showRecordId adds it after the other fields.
+func appendRecordID(doc bson.Raw, rid int64) bson.Raw {
+	out := make([]byte, 0, len(doc)+20)
+	out = append(out, doc[:len(doc)-1]...)
+	out = bsoncore.AppendInt64Element(out, "$recordId", rid)
+	out = append(out, 0)
+	putLen(out)
+	return out
 }
 
 // Close reports the work of the batch just served and releases the rows.

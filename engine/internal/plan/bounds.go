@@ -179,12 +179,16 @@ func rangeBounds(k kind, v bson.RawValue) (oil, tightness) {
 	switch {
 	case v.Type == bson.TypeMaxKey && (k == kLt || k == kLte):
 		if k == kLt {
-			return oil{{lo: minKey, hi: maxKey, loInc: true}}, exact
+			// A whole array is less than MaxKey even when an element is
+			// MaxKey ({a: [MaxKey]} matches), and the index holds only its
+			// elements: scan everything and let the filter decide.
+			return oil{allValues}, inexactFetch
 		}
 		return oil{allValues}, exact
 	case v.Type == bson.TypeMinKey && (k == kGt || k == kGte):
 		if k == kGt {
-			return oil{{lo: minKey, hi: maxKey, hiInc: true}}, exact
+			// As for $lt MaxKey: {a: [MinKey]} is greater than MinKey.
+			return oil{allValues}, inexactFetch
 		}
 		return oil{allValues}, exact
 	case v.Type == bson.TypeMaxKey:
@@ -230,6 +234,10 @@ func rangeBounds(k kind, v bson.RawValue) (oil, tightness) {
 	return oil{iv}, t
 }
 
+// numberTypeInterval is the bracket of every number, NaN (which sorts
+// first) through +Infinity, as mongod's appendMinForType bounds $type.
+var numberTypeInterval = interval{lo: doubleVal(math.NaN()), hi: doubleVal(math.Inf(1)), loInc: true, hiInc: true}
+
 func typeOpBounds(e *expr) (oil, tightness) {
 	var o oil
 	numbersOnly := len(e.types) == 1
@@ -237,8 +245,7 @@ func typeOpBounds(e *expr) (oil, tightness) {
 		var bt bson.Type
 		if s, ok := t.StringValueOK(); ok {
 			if s == "number" {
-				lo, hi, li, hin := typeBounds(bson.TypeDouble)
-				o = append(o, interval{lo: lo, hi: hi, loInc: li, hiInc: hin})
+				o = append(o, numberTypeInterval)
 				continue
 			}
 			numbersOnly = false
@@ -268,6 +275,8 @@ func typeOpBounds(e *expr) (oil, tightness) {
 			o = append(o, point(maxKey))
 		case bson.TypeRegex:
 			o = append(o, allValues)
+		case bson.TypeDouble, bson.TypeInt32, bson.TypeInt64, bson.TypeDecimal128:
+			o = append(o, numberTypeInterval)
 		default:
 			lo, hi, li, hin := typeBounds(bt)
 			if lo.Type == bson.TypeMinKey {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/order"
 	"github.com/formworkdb/formwork/engine/internal/storage"
@@ -44,6 +46,16 @@ type Query struct {
 	// NoCache plans afresh without reading or writing the plan cache
 	// (explain does so).
 	NoCache bool
+	// Distinct is the key of a distinct command ("" otherwise), which
+	// lets the planner answer with a DISTINCT_SCAN; Projection is then
+	// {_id: 0, <key>: 1}, as mongod plans it.
+	Distinct string
+	// Min and Max are find's min and max (nil or empty for none): index
+	// key bounds of the hinted index.
+	Min, Max bson.Raw
+	// Count marks a count command, which may run as a COUNT_SCAN that
+	// returns rows without documents.
+	Count bool
 }
 
 // trial limits of the multi-planner (mongod's
@@ -171,6 +183,7 @@ type Executor struct {
 	empty      bool
 	reportKeys int64
 	reportDocs int64
+	last       *member // the row Next returned last
 }
 
 // Plan builds the candidate plans of q over rd, runs the multi-planner
@@ -425,6 +438,7 @@ func (x *Executor) Next(ctx context.Context) (rid int64, doc bson.Raw, ok bool, 
 		m := x.buf[0]
 		x.buf = x.buf[1:]
 		x.returned++
+		x.last = m
 		return m.rid, m.doc, true, nil
 	}
 	for {
@@ -435,6 +449,7 @@ func (x *Executor) Next(ctx context.Context) (rid int64, doc bson.Raw, ok bool, 
 		switch st {
 		case advanced:
 			x.returned++
+			x.last = m
 			return m.rid, m.doc, true, nil
 		case isEOF:
 			return 0, nil, false, nil
@@ -447,6 +462,45 @@ func (x *Executor) Close() {
 	for _, c := range x.cands {
 		c.root.close()
 	}
+}
+
+// DistinctScan reports whether the winning plan is a DISTINCT_SCAN, whose
+// rows come one per distinct index key of the distinct field.
+func (x *Executor) DistinctScan() bool {
+	found := false
+	if x.win != nil {
+		walk(x.win.root, func(s stage) {
+			if _, ok := s.(*distinctScan); ok {
+				found = true
+			}
+		})
+	}
+	return found
+}
+
+// ReturnKey returns the index key of the row Next returned last as find's
+// returnKey shows it: {<key pattern field>: value, ...}, flat, or an empty
+// document when the row came from no index scan.
+//
+// Divergence: the keystring encoding holds values, not types (keystring
+// I8), so a key value prints as its decoded form (a number in the type
+// the decoder picks) where mongod keeps the type the document had.
+func (x *Executor) ReturnKey() bson.Raw {
+	empty := bson.Raw{5, 0, 0, 0, 0}
+	if x.last == nil || x.last.fromIx == nil {
+		return empty
+	}
+	ix := x.last.fromIx
+	vals, _, err := keystring.Decode(x.last.from, ix.desc)
+	if err != nil || len(vals) != len(ix.paths) {
+		return empty
+	}
+	idx, d := bsoncore.AppendDocumentStart(nil)
+	for i, v := range vals {
+		d = bsoncore.AppendValueElement(d, ix.paths[i], bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+	}
+	d, _ = bsoncore.AppendDocumentEnd(d, idx)
+	return d
 }
 
 // Stats are an executor's totals so far.
@@ -505,6 +559,10 @@ func walk(s stage, fn func(stage)) {
 func examined(s stage) (keys, docs int64) {
 	switch t := s.(type) {
 	case *ixScan:
+		return t.keys, 0
+	case *distinctScan:
+		return t.keys, 0
+	case *countScan:
 		return t.keys, 0
 	case *collScan:
 		return 0, t.docs

@@ -164,7 +164,14 @@ func matchesMissing(p *expr) bool {
 	case kEq:
 		return p.val.Type == bson.TypeNull
 	case kLte, kGte:
-		return p.val.Type == bson.TypeNull
+		if p.val.Type == bson.TypeNull {
+			return true
+		}
+		fallthrough
+	case kLt, kGt:
+		// A missing field compares below MaxKey and above MinKey.
+		lower := p.kind == kLt || p.kind == kLte
+		return lower && p.val.Type == bson.TypeMaxKey || !lower && p.val.Type == bson.TypeMinKey
 	case kIn:
 		for _, v := range p.vals {
 			if v.Type == bson.TypeNull {

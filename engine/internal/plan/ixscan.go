@@ -208,6 +208,7 @@ func (s *ixScan) doWork(ctx context.Context) (state, *member, error) {
 		}
 	}
 	m := &member{rid: rid, key: append([]byte(nil), key...), ix: s.ix}
+	m.from, m.fromIx = m.key, s.ix
 	if s.keyFilter != nil {
 		doc, ok := s.ix.keyDoc(m.key)
 		if !ok || !s.keyFilter.Match(doc) {

@@ -181,12 +181,24 @@ func (b *builder) candidates() ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b.q.Min) > 5 || len(b.q.Max) > 5 {
+		c, err := b.minMaxPlan(hint)
+		if err != nil {
+			return nil, err
+		}
+		return []*candidate{c}, nil
+	}
 	if b.q.Natural != 0 {
 		return []*candidate{b.collScan()}, nil
 	}
 	if hint == nil {
 		if id, ok := idHackValue(b.q.Filter); ok && b.q.Coll != nil && len(b.q.Coll.Indexes) > 0 {
 			return []*candidate{b.idHack(id)}, nil
+		}
+	}
+	if hint == nil && len(b.conj) == 0 && b.q.Distinct != "" && b.q.Sort == nil {
+		if c := b.distinctPlan(); c != nil {
+			return []*candidate{c}, nil
 		}
 	}
 	preds := indexablePreds(b.conj)
@@ -384,6 +396,9 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 		} else {
 			fetchPreds = append(fetchPreds, keyPreds...)
 		}
+	}
+	if c := b.scanOnly(ix, a, scan, fetchPreds); c != nil {
+		return c
 	}
 	covered := len(fetchPreds) == 0 && b.coveredBy(ix, a)
 	c := &candidate{

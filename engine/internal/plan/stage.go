@@ -26,6 +26,10 @@ type member struct {
 	doc bson.Raw
 	key []byte
 	ix  *indexInfo
+	// from and fromIx are the index key the member was read from and
+	// its index, kept through FETCH for find's returnKey.
+	from   []byte
+	fromIx *indexInfo
 }
 
 // counters are the statistics every stage keeps (mongod's CommonStats).
@@ -173,7 +177,7 @@ func (s *fetch) doWork(ctx context.Context) (state, *member, error) {
 		if doc == nil {
 			return needTime, nil, nil
 		}
-		m = &member{rid: m.rid, doc: doc}
+		m = &member{rid: m.rid, doc: doc, from: m.from, fromIx: m.fromIx}
 	}
 	// I1: the full filter, whatever the bounds already guaranteed.
 	if s.env.filter != nil {
@@ -329,7 +333,7 @@ func (s *projStage) doWork(ctx context.Context) (state, *member, error) {
 		if doc == nil {
 			return needTime, nil, nil
 		}
-		m = &member{rid: m.rid, doc: doc}
+		m = &member{rid: m.rid, doc: doc, from: m.from, fromIx: m.fromIx}
 	}
 	return advanced, m, nil
 }

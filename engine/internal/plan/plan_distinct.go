@@ -1,0 +1,73 @@
+package plan
+
+import "fmt"
+
+// distinctPlan answers a distinct without a filter from the index that
+// leads with the distinct key and has the fewest fields (mongod's
+// getDistinctNodeIndex): a DISTINCT_SCAN over all its values under a
+// covered projection. Multikey indexes qualify: the scan returns each
+// element value. It returns nil when no index fits.
+func (b *builder) distinctPlan() *candidate {
+	var best *indexInfo
+	for _, ix := range b.ixs {
+		if !b.distinctIndex(ix) {
+			continue
+		}
+		if best == nil || len(ix.paths) < len(best.paths) {
+			best = ix
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	a := &assignment{bounds: allBounds(len(best.paths)), assigned: make([][]*expr, len(best.paths)), tight: map[*expr]tightness{}}
+	return b.distinctCandidate(best, newDistinctScan(b.env, best, a))
+}
+
+// distinctIndex reports whether ix can serve a DISTINCT_SCAN of the
+// distinct key: a visible, non-partial, non-wildcard index leading with
+// it.
+func (b *builder) distinctIndex(ix *indexInfo) bool {
+	return !ix.spec.Hidden && ix.usable() && ix.wild == nil && !ix.spec.IsWildcard() &&
+		ix.partial == nil && ix.paths[0] == b.q.Distinct
+}
+
+// distinctCandidate puts the covered projection over a distinct scan.
+func (b *builder) distinctCandidate(ix *indexInfo, scan *distinctScan) *candidate {
+	c := &candidate{
+		id:      "DISTINCT_SCAN " + ix.id(),
+		indexes: []string{ix.spec.Name},
+		summary: "DISTINCT_SCAN " + ix.keyPatternString(),
+		covered: true,
+	}
+	c.root = b.finish(c, scan, true)
+	return c
+}
+
+// scanOnly turns an index plan into one that needs no FETCH where the
+// command allows: a DISTINCT_SCAN for a distinct whose key leads the
+// index, not multikey there, with exact bounds (mongod's
+// turnIxscanIntoDistinctIxscan), or a COUNT_SCAN for a count over one
+// contiguous range of a non-multikey index with exact bounds (mongod's
+// turnIxscanIntoCount). It returns nil otherwise.
+func (b *builder) scanOnly(ix *indexInfo, a *assignment, scan *ixScan, fetchPreds []*expr) *candidate {
+	q := b.q
+	if len(fetchPreds) > 0 || scan.keyFilter != nil || ix.wild != nil || a.dedup || q.Sort != nil {
+		return nil
+	}
+	switch {
+	case q.Distinct != "" && b.distinctIndex(ix) && len(ix.mk[0]) == 0:
+		ds := newDistinctScan(b.env, ix, a)
+		return b.distinctCandidate(ix, ds)
+	case q.Count && !ix.multikey && scan.simple && q.Skip == 0 && q.Limit == 0:
+		c := &candidate{
+			id:      fmt.Sprintf("COUNT_SCAN %s", ix.id()),
+			indexes: []string{ix.spec.Name},
+			summary: "COUNT_SCAN " + ix.keyPatternString(),
+			covered: true,
+		}
+		c.root = &countScan{scan}
+		return c
+	}
+	return nil
+}
