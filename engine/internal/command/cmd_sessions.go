@@ -42,6 +42,7 @@ func runEndSessions(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	for _, id := range ids {
+		r.Env.sessions.end(id)
 		r.Env.retry.end(id)
 		r.Env.Cursors.killSession(lsidKey(id))
 	}

@@ -144,7 +144,17 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
 		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }
 	}
+	ctx, finish := e.inprog.begin(ctx, r)
+	if r.Generic.LSID != nil {
+		if err := e.sessions.touch(r.Generic.LSID, start); err != nil {
+			finish()
+			return nil, err
+		}
+	}
 	reply, err := run(ctx, r)
+	if finish() && err != nil {
+		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+	}
 	e.endOp(op, r, reply, err, time.Since(start))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")

@@ -44,6 +44,8 @@ type Env struct {
 	params      *parameters
 	ttl         ttlStats
 	x           *envExt // planner, profiler and index usage state
+	inprog      *inProgress
+	sessions    *sessionCache
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
@@ -73,6 +75,8 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		started:  time.Now(),
 		params:   newParameters(),
 		x:        newEnvExt(),
+		inprog:   newInProgress(),
+		sessions: newSessionCache(),
 		opCounts: map[string]int64{},
 	}
 }
@@ -84,11 +88,16 @@ func (e *Env) Close() { e.Cursors.closeAll() }
 // CloseConn when the connection ends.
 func (e *Env) NewConn(remote, local string) *Conn {
 	e.connCurrent.Add(1)
-	return &Conn{ID: e.nextCID.Add(1), Remote: remote, Local: local}
+	c := &Conn{ID: e.nextCID.Add(1), Remote: remote, Local: local}
+	e.inprog.addConn(c)
+	return c
 }
 
 // CloseConn records the end of a connection.
-func (e *Env) CloseConn(c *Conn) { e.connCurrent.Add(-1) }
+func (e *Env) CloseConn(c *Conn) {
+	e.connCurrent.Add(-1)
+	e.inprog.removeConn(c)
+}
 
 func newSessionUUID() []byte {
 	b := make([]byte, 16)

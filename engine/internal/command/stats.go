@@ -63,51 +63,91 @@ func (r *Request) planCacheStats(ns string, spec bson.RawValue) (agg.Source, err
 	return agg.NewSliceSource(docs), nil
 }
 
-// currentOp returns the operations in progress. $currentOp must run on
-// admin with {aggregate: 1}.
-//
-// Divergence: the engine does not track other connections' operations;
-// it reports the aggregate that asks.
+// currentOp returns the operations in progress on every connection (the
+// asking aggregate among them), and idle connections and cursors when the
+// options ask. $currentOp must run on admin with {aggregate: 1}.
+// Authentication is off, so allUsers and localOps change nothing.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/currentOp/
 func (r *Request) currentOp(ns string, spec bson.RawValue) (agg.Source, error) {
-	if _, ok := spec.DocumentOK(); !ok {
+	d, ok := spec.DocumentOK()
+	if !ok {
 		return nil, mongoerr.Newf(mongoerr.FailedToParse, "$currentOp options must be specified in an object, but found: %s", typeName(spec.Type))
 	}
 	if r.DB != "admin" {
 		return nil, mongoerr.New(mongoerr.InvalidNamespace, "$currentOp must be run against the 'admin' database with {aggregate: 1}")
 	}
-	op := bson.D{
-		{Key: "type", Value: "op"},
-		{Key: "host", Value: r.Env.Config.Host},
-		{Key: "active", Value: true},
-		{Key: "currentOpTime", Value: time.Now().Format("2006-01-02T15:04:05.000-07:00")},
-		{Key: "opid", Value: int32(r.Conn.ID)},
-		{Key: "secs_running", Value: int64(time.Since(r.start).Seconds())},
-		{Key: "microsecs_running", Value: time.Since(r.start).Microseconds()},
-		{Key: "op", Value: "command"},
-		{Key: "ns", Value: ns},
-		{Key: "command", Value: r.Body},
+	var opts currentOpOptions
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		k := e.Key()
+		switch k {
+		case "allUsers", "idleConnections", "idleCursors", "idleSessions", "localOps", "truncateOps", "backtrace":
+		default:
+			return nil, mongoerr.Newf(mongoerr.FailedToParse, "Unrecognized option '%s' in $currentOp stage.", k)
+		}
+		b, ok := e.Value().BooleanOK()
+		if !ok {
+			return nil, mongoerr.Newf(mongoerr.FailedToParse, "The '%s' parameter of the $currentOp stage must be a boolean value, but found: %s", k, typeName(e.Value().Type))
+		}
+		switch k {
+		case "idleConnections":
+			opts.idleConnections = b
+		case "idleCursors":
+			opts.idleCursors = b
+		}
 	}
-	if r.Conn != nil {
-		op = append(op, bson.E{Key: "client", Value: r.Conn.Remote}, bson.E{Key: "connectionId", Value: int32(r.Conn.ID)})
-	}
-	d, err := bson.Marshal(op)
-	if err != nil {
-		return nil, err
-	}
-	return agg.NewSliceSource([]bson.Raw{d}), nil
+	return agg.NewSliceSource(r.Env.currentOps(opts)), nil
 }
 
-// listLocalSessions returns the sessions in the server's cache.
-//
-// Divergence: the engine keeps no session cache beyond open cursors and
-// retryable writes, so the list is empty.
+// listLocalSessions returns the sessions in the server's logical session
+// cache: those that commands have used in the last 30 minutes and that
+// endSessions has not ended. Authentication is off, so every session
+// belongs to the unauthenticated user; a users list names other users and
+// matches none.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/listLocalSessions/
 func (r *Request) listLocalSessions(spec bson.RawValue) (agg.Source, error) {
-	if _, ok := spec.DocumentOK(); !ok {
+	d, ok := spec.DocumentOK()
+	if !ok {
 		return nil, mongoerr.Newf(mongoerr.TypeMismatch, "$listLocalSessions options must be an object, found %s", typeName(spec.Type))
 	}
-	return agg.NewSliceSource(nil), nil
+	others := false
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		switch e.Key() {
+		case "allUsers":
+			if _, ok := e.Value().BooleanOK(); !ok {
+				return nil, mongoerr.FieldType("$listLocalSessions", "allUsers", typeName(e.Value().Type), "bool")
+			}
+		case "users":
+			arr, ok := e.Value().ArrayOK()
+			if !ok {
+				return nil, mongoerr.FieldType("$listLocalSessions", "users", typeName(e.Value().Type), "array")
+			}
+			vals, _ := arr.Values()
+			for _, u := range vals {
+				ud, ok := u.DocumentOK()
+				if !ok {
+					return nil, mongoerr.FieldType("$listLocalSessions", "users", typeName(u.Type), "object")
+				}
+				for _, f := range []string{"user", "db"} {
+					v, err := ud.LookupErr(f)
+					if err != nil {
+						return nil, mongoerr.Newf(mongoerr.Code(40414), "BSON field 'ListSessionsUser.%s' is missing but a required field", f)
+					}
+					if _, ok := v.StringValueOK(); !ok {
+						return nil, mongoerr.FieldType("ListSessionsUser", f, typeName(v.Type), "string")
+					}
+				}
+			}
+			others = len(vals) > 0
+		default:
+			return nil, mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field '$listLocalSessions.%s' is an unknown field.", e.Key())
+		}
+	}
+	if others {
+		return agg.NewSliceSource(nil), nil
+	}
+	return agg.NewSliceSource(r.Env.sessions.list(time.Now())), nil
 }
 
 // aggLimits returns the memory limits of the blocking stages from the

@@ -1,0 +1,122 @@
+package command
+
+import (
+	"crypto/sha256"
+	"sort"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// sessionTimeout is localLogicalSessionTimeoutMinutes: a session unused
+// for this long leaves the cache.
+const sessionTimeout = 30 * time.Minute
+
+// maxSessions is mongod's maxSessions default: more live sessions than
+// this fail with TooManyLogicalSessions.
+const maxSessions = 1_000_000
+
+// unauthenticatedUID is the uid of sessions started without
+// authentication: the SHA-256 of the empty user name.
+var unauthenticatedUID = sha256.Sum256(nil)
+
+// sessionCache is the logical session cache that $listLocalSessions
+// reads: every command that carries an lsid refreshes its session, and
+// endSessions removes it. Safe for concurrent use.
+type sessionCache struct {
+	mu sync.Mutex
+	m  map[string]*sessionRecord
+}
+
+// sessionRecord is one cached session.
+type sessionRecord struct {
+	id      []byte // the session's UUID
+	uid     []byte
+	lastUse time.Time
+}
+
+func newSessionCache() *sessionCache { return &sessionCache{m: map[string]*sessionRecord{}} }
+
+// touch records a use of the session lsid now. It fails with
+// TooManyLogicalSessions when the cache is full of live sessions.
+func (s *sessionCache) touch(lsid bson.Raw, now time.Time) error {
+	idv, err := lsid.LookupErr("id")
+	if err != nil {
+		return nil
+	}
+	_, id, ok := idv.BinaryOK()
+	if !ok {
+		return nil
+	}
+	uid := unauthenticatedUID[:]
+	if u, err := lsid.LookupErr("uid"); err == nil {
+		if _, b, ok := u.BinaryOK(); ok {
+			uid = b
+		}
+	}
+	k := string(idv.Value)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec, ok := s.m[k]; ok {
+		rec.lastUse = now
+		return nil
+	}
+	if len(s.m) >= maxSessions {
+		s.expire(now)
+		if len(s.m) >= maxSessions {
+			return mongoerr.Newf(mongoerr.Code(261), "Unable to add session into the cache because the number of active sessions is too high")
+		}
+	}
+	s.m[k] = &sessionRecord{id: append([]byte(nil), id...), uid: append([]byte(nil), uid...), lastUse: now}
+	return nil
+}
+
+// end removes the session lsid.
+func (s *sessionCache) end(lsid bson.Raw) {
+	idv, err := lsid.LookupErr("id")
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.m, string(idv.Value))
+	s.mu.Unlock()
+}
+
+// expire drops sessions unused for sessionTimeout; s.mu is held.
+func (s *sessionCache) expire(now time.Time) {
+	for k, rec := range s.m {
+		if now.Sub(rec.lastUse) > sessionTimeout {
+			delete(s.m, k)
+		}
+	}
+}
+
+// list returns the live sessions in $listLocalSessions' shape, oldest use
+// first.
+func (s *sessionCache) list(now time.Time) []bson.Raw {
+	s.mu.Lock()
+	s.expire(now)
+	recs := make([]sessionRecord, 0, len(s.m))
+	for _, rec := range s.m {
+		recs = append(recs, *rec)
+	}
+	s.mu.Unlock()
+	sort.Slice(recs, func(i, j int) bool { return recs[i].lastUse.Before(recs[j].lastUse) })
+	out := make([]bson.Raw, 0, len(recs))
+	for _, rec := range recs {
+		d, err := bson.Marshal(bson.D{
+			{Key: "_id", Value: bson.D{
+				{Key: "id", Value: bson.Binary{Subtype: bson.TypeBinaryUUID, Data: rec.id}},
+				{Key: "uid", Value: bson.Binary{Data: rec.uid}},
+			}},
+			{Key: "lastUse", Value: bson.NewDateTimeFromTime(rec.lastUse)},
+		})
+		if err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
