@@ -34,4 +34,38 @@ check(sorted.map(d => d.name).join(",") === "ada,edsger,grace", "aggregate $proj
 let dup = false;
 try { db.people.insertOne({ _id: 2 }); } catch (e) { dup = e.code === 11000; }
 check(dup, "duplicate key error code 11000");
+// Correctness fixes that mongosh users meet: DISTINCT_SCAN with
+// SERVER-14832's null, MinKey/MaxKey bounds through an index, cursors
+// killed by a drop, findAndModify upsert without a query.
+db.tags.insertMany([{ _id: 1, t: ["a", "b"] }, { _id: 2, t: ["b"] }, { _id: 3 }]);
+db.tags.createIndex({ t: 1 });
+const dex = db.tags.explain().distinct("t");
+check(JSON.stringify(dex.queryPlanner.winningPlan).includes("DISTINCT_SCAN"), "distinct uses DISTINCT_SCAN: " + JSON.stringify(dex.queryPlanner.winningPlan));
+const dvals = db.tags.distinct("t");
+check(JSON.stringify(dvals) === JSON.stringify([null, "a", "b"]), "distinct over an index includes null: " + JSON.stringify(dvals));
+db.mm.insertMany([{ _id: 1, val: [MinKey()] }, { _id: 2, val: [MaxKey()] }, { _id: 3, val: 5 }]);
+db.mm.createIndex({ val: 1 });
+check(db.mm.find({ val: { $gt: MinKey() } }).hint({ val: 1 }).toArray().length === 3, "$gt MinKey through the index");
+check(db.mm.find({ val: { $lt: MaxKey() } }).hint({ val: 1 }).toArray().length === 3, "$lt MaxKey through the index");
+db.gone.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })));
+const res = db.runCommand({ find: "gone", batchSize: 2 });
+db.gone.drop();
+let killedCode = 0;
+try { db.runCommand({ getMore: res.cursor.id, collection: "gone" }); } catch (e) { killedCode = e.code; }
+check(killedCode === 175, "getMore after drop answers QueryPlanKilled, got " + killedCode);
+const fam = db.runCommand({ findAndModify: "fam", update: { $set: { x: 1 } }, upsert: true, new: true });
+check(fam.ok === 1 && fam.value && fam.value.x === 1, "findAndModify upsert without query: " + JSON.stringify(fam));
+// Views, pipeline updates, $expr and $lookup as mongosh users write them.
+db.createView("adults", "people", [{ $match: { age: { $gte: 40 } } }, { $project: { name: 1 } }]);
+check(db.adults.countDocuments({}) === 2, "count on a view");
+check(db.getCollectionInfos({ name: "adults" })[0].type === "view", "listCollections type view");
+db.people.updateMany({}, [{ $set: { decade: { $multiply: [{ $floor: { $divide: ["$age", 10] } }, 10] } } }]);
+check(db.people.findOne({ _id: 4 }).decade === 70, "pipeline update");
+check(db.people.countDocuments({ $expr: { $gt: ["$age", "$decade"] } }) === 3, "$expr in find");
+db.pets.insertMany([{ owner: 1, name: "rex" }, { owner: 1, name: "tom" }, { owner: 2, name: "kit" }]);
+const joined = db.people.aggregate([
+  { $lookup: { from: "pets", localField: "_id", foreignField: "owner", as: "pets" } },
+  { $project: { n: { $size: "$pets" } } }, { $sort: { _id: 1 } },
+]).toArray();
+check(joined.map(d => d.n).join(",") === "2,1,0", "$lookup: " + JSON.stringify(joined));
 print("mongosh checks passed");
