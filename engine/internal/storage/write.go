@@ -43,6 +43,9 @@ type Writer struct {
 	early map[string]bool
 	// probe answers unique-key probes without a Batch.Get per key (I9).
 	probe uniqueProbe
+	// kbuf is scratch space for keys handed to the batch, which copies
+	// them, and to probes, which do not keep them.
+	kbuf []byte
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -154,7 +157,8 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 		}
 	}
 	rid := w.nextRID(c)
-	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
+	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return 0, err
 	}
 	for i, ix := range c.Indexes {
@@ -187,7 +191,8 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			return err
 		}
 	}
-	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
+	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return err
 	}
 	for i, ix := range c.Indexes {
@@ -431,15 +436,22 @@ func (w *Writer) ReplaceIndexSpec(ns, name string, sp index.Spec) error {
 }
 
 func entryKey(c *Collection, ix *Index, key []byte, rid int64) []byte {
-	k := append(indexPrefix(c.ID, ix.ID), key...)
+	return appendEntryKey(nil, c, ix, key, rid)
+}
+
+// appendEntryKey appends the entry key of key for record rid in ix to dst.
+func appendEntryKey(dst []byte, c *Collection, ix *Index, key []byte, rid int64) []byte {
+	dst = appendIndexPrefix(dst, c.ID, ix.ID)
+	dst = append(dst, key...)
 	if !ix.Unique {
-		k = binary.BigEndian.AppendUint64(k, uint64(rid))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(rid))
 	}
-	return k
+	return dst
 }
 
 func (w *Writer) putEntry(c *Collection, ix *Index, key []byte, rid int64) error {
-	k := entryKey(c, ix, key, rid)
+	w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, key, rid)
+	k := w.kbuf
 	if ix.Unique {
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], uint64(rid))
@@ -451,7 +463,8 @@ func (w *Writer) putEntry(c *Collection, ix *Index, key []byte, rid int64) error
 
 // deleteEntry removes the entry of key for record rid from ix.
 func (w *Writer) deleteEntry(c *Collection, ix *Index, key []byte, rid int64) error {
-	k := entryKey(c, ix, key, rid)
+	w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, key, rid)
+	k := w.kbuf
 	if ix.Unique {
 		w.stage(c.ID, k, 0)
 	}
@@ -464,9 +477,9 @@ func (w *Writer) checkUnique(c *Collection, ix *Index, keys [][]byte, self int64
 	if !ix.Unique || len(keys) == 0 {
 		return nil
 	}
-	prefix := indexPrefix(c.ID, ix.ID)
 	for _, k := range keys {
-		owner, err := w.owner(c.ID, prefix, append(prefix[:13:13], k...))
+		w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, k, 0)
+		owner, err := w.owner(c.ID, w.kbuf[:indexPrefixLen], w.kbuf)
 		if err != nil {
 			return err
 		}
