@@ -148,3 +148,53 @@ func TestUniqueProbeAfterDropAndIndexBuild(t *testing.T) {
 		return nil
 	})
 }
+
+// TestUniqueProbeConcurrentWriters has several writers insert the same
+// ids, in batches, at once: every id is inserted exactly once.
+func TestUniqueProbeConcurrentWriters(t *testing.T) {
+	s := open(t, "")
+	defer s.Close()
+	write(t, s, func(w *Writer) error {
+		_, err := w.EnsureCollection("db.c")
+		return err
+	})
+	const writers, ids = 8, 300
+	wins := make([]int, writers)
+	done := make(chan error, writers)
+	for g := range writers {
+		go func() {
+			done <- s.Write(func(w *Writer) error {
+				c := w.Collection("db.c")
+				for _, i := range rand.Perm(ids) {
+					_, err := w.Insert(c, idDoc(t, i))
+					var dk *DuplicateKeyError
+					switch {
+					case err == nil:
+						wins[g]++
+					case !errors.As(err, &dk):
+						return err
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	for range writers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for _, n := range wins {
+		total += n
+	}
+	sn := s.Snapshot()
+	defer sn.Close()
+	st, err := CollStats(sn, s.Collection("db.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != ids || st.Count != ids {
+		t.Fatalf("inserted %d, count %d, want %d", total, st.Count, ids)
+	}
+}
