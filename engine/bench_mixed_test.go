@@ -18,7 +18,10 @@ const mixedDocs = 10000
 // from 1 and 32 concurrent clients, in memory and on disk, and reports
 // the reads' p50 and p99 latency. With 32 clients it also reports the
 // p99 relative to one client on the same storage ("p99-x-of-1-client",
-// target ≤ 5: readers do not wait for writers).
+// target ≤ 5: readers do not wait for writers), and the runtime's
+// scheduling latency over the run (sched-p50-ms, sched-p99-ms: how long a
+// runnable goroutine waited for a CPU), which separates CPU queueing from
+// waiting on locks.
 func BenchmarkMixed(b *testing.B) {
 	for _, durable := range []bool{false, true} {
 		for _, clients := range []int{1, 32} {
@@ -44,6 +47,7 @@ func benchMixed(b *testing.B, durable bool, clients int) {
 	inserted.Store(mixedDocs)
 	reads := &latencies{}
 	perClient := make([][]time.Duration, clients)
+	sched := startSched()
 	elapsed := runClients(b, clients, func(ctx context.Context, client, i int) error {
 		r := rand.IntN(100)
 		switch {
@@ -70,6 +74,7 @@ func benchMixed(b *testing.B, durable bool, clients int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(ms(percentile(s, 0.50)), "read-p50-ms")
 	b.ReportMetric(p99, "read-p99-ms")
+	sched.report(b)
 	key := "mixed/" + storageName(durable)
 	if clients == 1 {
 		recordPerf(key, p99)

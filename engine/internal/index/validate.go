@@ -33,11 +33,15 @@ func validateLevel(doc []byte, depth int) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	elems, err := d.Elements()
-	if err != nil {
-		return err
-	}
-	for _, e := range elems {
+	// Validate checked the length, the elements and the terminator, so
+	// the elements lie in d[4:length-1]; walking them allocates nothing.
+	length, _, _ := bsoncore.ReadLength(d)
+	for rem := d[4 : length-1]; len(rem) > 0; {
+		e, rest, ok := bsoncore.ReadElement(rem)
+		if !ok {
+			return bsoncore.ErrInvalidLength
+		}
+		rem = rest
 		v := e.Value()
 		switch bson.Type(v.Type) {
 		case bson.TypeEmbeddedDocument, bson.TypeArray:

@@ -39,7 +39,9 @@ func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
 		return nil, ErrClosed
 	}
 	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
-	if err := fn(w); err != nil {
+	err := fn(w)
+	w.closeProbes()
+	if err != nil {
 		w.b.Close()
 		return nil, err
 	}

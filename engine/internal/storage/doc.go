@@ -38,6 +38,12 @@
 //	    waits for the WAL sync after releasing it, so writers that commit
 //	    while a sync is in progress share the next one. Snapshots take no
 //	    lock that writers hold.
+//	I9. A Writer's unique-key probe is exact without Batch.Get: an entry
+//	    is owned by what the batch staged for that key (set or deleted,
+//	    tracked per key) or else by the committed data, read through one
+//	    iterator per index that stays valid because I2 keeps committed
+//	    data fixed while the Writer runs. Collections whose entries the
+//	    batch range-deleted or bulk-built fall back to Batch.Get.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

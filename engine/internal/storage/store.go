@@ -230,6 +230,23 @@ func recordKey(collID uint64, rid int64) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(rid))
 }
 
+// indexPrefixLen is the length of indexPrefix's keys.
+const indexPrefixLen = 13
+
+// appendRecordKey appends recordKey(collID, rid) to dst.
+func appendRecordKey(dst []byte, collID uint64, rid int64) []byte {
+	dst = append(dst, prefixRecord)
+	dst = binary.BigEndian.AppendUint64(dst, collID)
+	return binary.BigEndian.AppendUint64(dst, uint64(rid))
+}
+
+// appendIndexPrefix appends indexPrefix(collID, indexID) to dst.
+func appendIndexPrefix(dst []byte, collID uint64, indexID uint32) []byte {
+	dst = append(dst, prefixIndex)
+	dst = binary.BigEndian.AppendUint64(dst, collID)
+	return binary.BigEndian.AppendUint32(dst, indexID)
+}
+
 func indexPrefix(collID uint64, indexID uint32) []byte {
 	k := make([]byte, 13, 64)
 	k[0] = prefixIndex

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -42,6 +41,11 @@ type Writer struct {
 	// early marks pending entries that only add multikey paths: they are
 	// published before the batch commits (I6).
 	early map[string]bool
+	// probe answers unique-key probes without a Batch.Get per key (I9).
+	probe uniqueProbe
+	// kbuf is scratch space for keys handed to the batch, which copies
+	// them, and to probes, which do not keep them.
+	kbuf []byte
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -107,6 +111,7 @@ func (w *Writer) DropCollection(ns string) error {
 	if err := w.b.DeleteRange(ip, prefixEnd(ip), nil); err != nil {
 		return err
 	}
+	w.markSlow(c.ID)
 	w.pending[ns] = nil
 	return w.b.Delete(catalogKey(ns), nil)
 }
@@ -152,7 +157,8 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 		}
 	}
 	rid := w.nextRID(c)
-	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
+	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return 0, err
 	}
 	for i, ix := range c.Indexes {
@@ -185,12 +191,13 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			return err
 		}
 	}
-	if err := w.b.Set(recordKey(c.ID, rid), doc, nil); err != nil {
+	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
+	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return err
 	}
 	for i, ix := range c.Indexes {
 		for _, k := range removed[i] {
-			if err := w.b.Delete(entryKey(c, ix, k, rid), nil); err != nil {
+			if err := w.deleteEntry(c, ix, k, rid); err != nil {
 				return err
 			}
 		}
@@ -214,7 +221,7 @@ func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
 	}
 	for i, ix := range c.Indexes {
 		for _, k := range keys[i] {
-			if err := w.b.Delete(entryKey(c, ix, k, rid), nil); err != nil {
+			if err := w.deleteEntry(c, ix, k, rid); err != nil {
 				return err
 			}
 		}
@@ -368,6 +375,7 @@ func (w *Writer) CreateIndex(ns string, sp index.Spec) (*Index, error) {
 			seen[string(e.key)] = e.rid
 		}
 	}
+	w.markSlow(c.ID) // the new entries are probed through the batch
 	for _, e := range entries {
 		if err := w.putEntry(&n, ix, e.key, e.rid); err != nil {
 			return nil, err
@@ -399,6 +407,7 @@ func (w *Writer) DropIndex(ns, name string) error {
 	if err := w.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
 		return err
 	}
+	w.markSlow(c.ID)
 	return w.putCatalog(&n)
 }
 
@@ -427,39 +436,54 @@ func (w *Writer) ReplaceIndexSpec(ns, name string, sp index.Spec) error {
 }
 
 func entryKey(c *Collection, ix *Index, key []byte, rid int64) []byte {
-	k := append(indexPrefix(c.ID, ix.ID), key...)
+	return appendEntryKey(nil, c, ix, key, rid)
+}
+
+// appendEntryKey appends the entry key of key for record rid in ix to dst.
+func appendEntryKey(dst []byte, c *Collection, ix *Index, key []byte, rid int64) []byte {
+	dst = appendIndexPrefix(dst, c.ID, ix.ID)
+	dst = append(dst, key...)
 	if !ix.Unique {
-		k = binary.BigEndian.AppendUint64(k, uint64(rid))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(rid))
 	}
-	return k
+	return dst
 }
 
 func (w *Writer) putEntry(c *Collection, ix *Index, key []byte, rid int64) error {
+	w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, key, rid)
+	k := w.kbuf
 	if ix.Unique {
 		var v [8]byte
 		binary.BigEndian.PutUint64(v[:], uint64(rid))
-		return w.b.Set(entryKey(c, ix, key, rid), v[:], nil)
+		w.stage(c.ID, k, rid)
+		return w.b.Set(k, v[:], nil)
 	}
-	return w.b.Set(entryKey(c, ix, key, rid), nil, nil)
+	return w.b.Set(k, nil, nil)
+}
+
+// deleteEntry removes the entry of key for record rid from ix.
+func (w *Writer) deleteEntry(c *Collection, ix *Index, key []byte, rid int64) error {
+	w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, key, rid)
+	k := w.kbuf
+	if ix.Unique {
+		w.stage(c.ID, k, 0)
+	}
+	return w.b.Delete(k, nil)
 }
 
 // checkUnique reports a DuplicateKeyError when one of keys already belongs
 // to a record other than self in a unique index.
 func (w *Writer) checkUnique(c *Collection, ix *Index, keys [][]byte, self int64, doc bson.Raw) error {
-	if !ix.Unique {
+	if !ix.Unique || len(keys) == 0 {
 		return nil
 	}
 	for _, k := range keys {
-		v, closer, err := w.b.Get(entryKey(c, ix, k, 0))
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue
-		}
+		w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, k, 0)
+		owner, err := w.owner(c.ID, w.kbuf[:indexPrefixLen], w.kbuf)
 		if err != nil {
 			return err
 		}
-		owner := int64(binary.BigEndian.Uint64(v))
-		closer.Close()
-		if owner != self {
+		if owner != 0 && owner != self {
 			return &DuplicateKeyError{Coll: c, Index: ix, Doc: doc, Key: k}
 		}
 	}
