@@ -318,6 +318,39 @@ func TestAggregateMemoryLimitParameter(t *testing.T) {
 	}
 }
 
+// TestDensifyDocsParameter lowers internalQueryMaxAllowedDensifyDocs
+// with setParameter and sees $densify stop at the new limit (5897900).
+func TestDensifyDocsParameter(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("c")
+	if _, err := c.InsertMany(ctx, []any{bson.D{{Key: "x", Value: 0}}, bson.D{{Key: "x", Value: 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	densify := mongo.Pipeline{{{Key: "$densify", Value: bson.D{{Key: "field", Value: "x"}, {Key: "range", Value: bson.D{{Key: "step", Value: 1}, {Key: "bounds", Value: "full"}}}}}}}
+	count := func() (int, error) {
+		cur, err := c.Aggregate(ctx, densify)
+		if err != nil {
+			return 0, err
+		}
+		var got []bson.Raw
+		err = cur.All(ctx, &got)
+		return len(got), err
+	}
+	if n, err := count(); err != nil || n != 101 {
+		t.Fatalf("densify 0..100: %d documents, %v", n, err)
+	}
+	admin := db.Client().Database("admin")
+	if err := admin.RunCommand(ctx, bson.D{{Key: "setParameter", Value: 1}, {Key: "internalQueryMaxAllowedDensifyDocs", Value: 50}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := count()
+	wantCode(t, err, 5897900, "")
+	err = admin.RunCommand(ctx, bson.D{{Key: "setParameter", Value: 1}, {Key: "internalQueryMaxAllowedDensifyDocs", Value: int64(1) << 40}}).Err()
+	wantCode(t, err, 2, "BadValue")
+}
+
 // TestViewExplain checks that a find on a view is explained as the
 // aggregate it runs, with the query on the collection under the view in
 // $cursor.

@@ -49,6 +49,7 @@ func newParameters() *parameters {
 			"internalDocumentSourceBucketAutoMaxMemoryBytes":      true,
 			"internalDocumentSourceSetWindowFieldsMaxMemoryBytes": true,
 			"internalDocumentSourceGraphLookupMaxMemoryBytes":     true,
+			"internalQueryMaxAllowedDensifyDocs":                  true,
 		},
 	}
 }
@@ -114,6 +115,9 @@ func (p *parameters) set(name string, v bson.RawValue) (any, error) {
 			return nil, mongoerr.Newf(mongoerr.BadValue, "Invalid value for %s: expected a non-negative integer", name)
 		}
 		if _, is32 := old.(int32); is32 {
+			if n > 1<<31-1 {
+				return nil, mongoerr.Newf(mongoerr.BadValue, "Invalid value for %s: out of range for a 32-bit integer", name)
+			}
 			p.values[name] = int32(n)
 		} else {
 			p.values[name] = n

@@ -159,5 +159,6 @@ func (e *Env) aggLimits() agg.Limits {
 		BucketAuto:      e.params.Int("internalDocumentSourceBucketAutoMaxMemoryBytes"),
 		SetWindowFields: e.params.Int("internalDocumentSourceSetWindowFieldsMaxMemoryBytes"),
 		GraphLookup:     e.params.Int("internalDocumentSourceGraphLookupMaxMemoryBytes"),
+		DensifyDocs:     e.params.Int("internalQueryMaxAllowedDensifyDocs"),
 	}
 }
