@@ -387,3 +387,20 @@ func TestExplainWildcard(t *testing.T) {
 		t.Errorf("nReturned = %v, want 3", n)
 	}
 }
+
+// TestExplainUnderAPIStrict runs explain with apiStrict: explain belongs
+// to API Version 1.
+func TestExplainUnderAPIStrict(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	var res bson.Raw
+	err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{{Key: "count", Value: "c"}}}, {Key: "verbosity", Value: "queryPlanner"},
+		{Key: "apiVersion", Value: "1"}, {Key: "apiStrict", Value: true}}).Decode(&res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.LookupErr("queryPlanner"); err != nil {
+		t.Fatalf("explain under apiStrict: %v", res)
+	}
+}

@@ -271,7 +271,7 @@ func (r *runner) runCommand(ctx context.Context, cmd bson.D) (string, error) {
 	if isWrite(cmd[0].Key) {
 		return r.formatWrite(reply)
 	}
-	var out bson.D
+	out := bson.D{}
 	elems, err := reply.Elements()
 	if err != nil {
 		return "", err

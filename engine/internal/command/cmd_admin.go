@@ -15,7 +15,7 @@ import (
 
 func init() {
 	register("ping", &spec{run: runPing, apiV1: true, help: "check that the server answers"})
-	register("buildInfo", &spec{run: runBuildInfo, apiV1: true, help: "server version and build"})
+	register("buildInfo", &spec{run: runBuildInfo, help: "server version and build"})
 	register("getParameter", &spec{run: runGetParameter, adminOnly: true, help: "read server parameters"})
 	register("setParameter", &spec{run: runSetParameter, adminOnly: true, help: "change server parameters"})
 	register("getCmdLineOpts", &spec{run: runGetCmdLineOpts, adminOnly: true, help: "the server's options"})

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("explain", &spec{run: runExplain, help: "describe how a command would run"})
+	register("explain", &spec{run: runExplain, apiV1: true, help: "describe how a command would run"})
 }
 
 // runExplain explains find, count, distinct, aggregate (pipelines whose

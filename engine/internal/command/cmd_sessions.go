@@ -13,7 +13,7 @@ func init() {
 	register("killSessions", &spec{run: runKillSessions, help: "kill the operations and cursors of sessions"})
 	register("killAllSessions", &spec{run: runKillAllSessions, help: "kill the operations and cursors of all sessions"})
 	register("startSession", &spec{run: runStartSession, help: "start a logical session"})
-	register("refreshSessions", &spec{run: runRefreshSessions, help: "keep sessions alive"})
+	register("refreshSessions", &spec{run: runRefreshSessions, apiV1: true, help: "keep sessions alive"})
 }
 
 func sessionIDs(r *Request) ([]bson.Raw, error) {
