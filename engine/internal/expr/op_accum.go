@@ -62,3 +62,18 @@ func RegisterAccumulator(name string, newState func() AccumState) {
 		}})
 	})
 }
+
+// RegisterOperator adds an expression operator implemented outside this
+// package (the aggregation package's $percentile and $median). parse
+// receives the Parser, so operands parsed with p.Parse record their
+// dependencies. It must be called from an init function; it panics on a
+// duplicate name.
+func RegisterOperator(name string, parse func(p *Parser, name string, arg bson.RawValue) (Expr, error)) {
+	register(name, parse)
+}
+
+// ExprFunc is an Expr made from a function.
+type ExprFunc func(c *Ctx) (bson.RawValue, error)
+
+// Eval calls f.
+func (f ExprFunc) Eval(c *Ctx) (bson.RawValue, error) { return f(c) }
