@@ -85,6 +85,12 @@ func (r *rounder) check(v bson.RawValue) (float64, error) {
 // roundUp returns the smallest series value greater than v (zero stays
 // as it is). POWERSOF2 answers an integer (2 to an integer power, as
 // $pow computes it); the preferred series a double.
+//
+// Divergence: for a decimal input mongod rounds in decimal and answers a
+// decimal (the preferred series converted with 15 significant digits,
+// 2.50000000000000; POWERSOF2 as $pow(2, decimal exponent)); here the
+// answer is the same number as a double or integer
+// (testdata/agg/manual_group.txt, "decimal input").
 func (r *rounder) roundUp(v bson.RawValue) (bson.RawValue, error) {
 	f, err := r.check(v)
 	if err != nil || f == 0 {

@@ -124,11 +124,16 @@ func (s *stageGroup) open(_ context.Context, rc *runCtx, in Source) (Source, err
 	}}, nil
 }
 
-// newAccs makes a group's accumulators; 'n' arguments see {_id: id}.
+// newAccs makes a group's accumulators. As in mongod's
+// GroupProcessorBase::findOrCreateGroup, 'n' arguments are evaluated
+// against the group key itself when it is a document (so "$gameId" reads
+// the key's gameId field) and against an empty document otherwise.
 func (g *groupRun) newAccs(id bson.RawValue) ([]accumulator, error) {
-	b := expr.NewDocBuilder()
-	b.Append("_id", id)
-	g.nc.SetRoot(b.Doc())
+	root, ok := id.DocumentOK()
+	if !ok {
+		root = expr.NewDocBuilder().Doc()
+	}
+	g.nc.SetRoot(root)
 	accs := make([]accumulator, len(g.s.accs))
 	for i, a := range g.s.accs {
 		acc, err := a.make(g.nc)

@@ -186,7 +186,7 @@ func reverseArray(v []bson.RawValue) (bson.RawValue, error) {
 func indexArgOf(v bson.RawValue, what string) (int, error) {
 	i, ok := numInt32(v)
 	if !ok {
-		return 0, exprErr(40096, "$indexOfArrayrequires an integral %s, found a value of type: %s, with value: %s", what, typeName(v), v.String())
+		return 0, exprErr(40096, "$indexOfArrayrequires an integral %s, found a value of type: %s, with value: %s", what, typeName(v), valueString(v))
 	}
 	if i < 0 {
 		return 0, exprErr(40097, "$indexOfArray requires a nonnegative %s, found: %d", what, i)
@@ -277,14 +277,14 @@ func rangeArray(c *Ctx, args []Expr) (bson.RawValue, error) {
 	}
 	start, ok := numInt32(sv)
 	if !ok {
-		return bson.RawValue{}, exprErr(34444, "$range requires a starting value that can be represented as a 32-bit integer, found value: %s", sv.String())
+		return bson.RawValue{}, exprErr(34444, "$range requires a starting value that can be represented as a 32-bit integer, found value: %s", valueString(sv))
 	}
 	if !isNum(ev) {
 		return bson.RawValue{}, exprErr(34445, "$range requires a numeric ending value, found value of type: %s", typeName(ev))
 	}
 	end, ok := numInt32(ev)
 	if !ok {
-		return bson.RawValue{}, exprErr(34446, "$range requires an ending value that can be represented as a 32-bit integer, found value: %s", ev.String())
+		return bson.RawValue{}, exprErr(34446, "$range requires an ending value that can be represented as a 32-bit integer, found value: %s", valueString(ev))
 	}
 	step := int64(1)
 	if len(args) == 3 {
@@ -297,7 +297,7 @@ func rangeArray(c *Ctx, args []Expr) (bson.RawValue, error) {
 		}
 		s, ok := numInt32(stv)
 		if !ok {
-			return bson.RawValue{}, exprErr(34448, "$range requires a step value that can be represented as a 32-bit integer, found value: %s", stv.String())
+			return bson.RawValue{}, exprErr(34448, "$range requires a step value that can be represented as a 32-bit integer, found value: %s", valueString(stv))
 		}
 		if s == 0 {
 			return bson.RawValue{}, exprErr(34449, "$range requires a non-zero step value")

@@ -67,10 +67,10 @@ func (e *filterExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		if !IsNullish(lv) {
 			n, ok := numInt32(lv)
 			if !ok {
-				return bson.RawValue{}, exprErr(327391, "$filter: limit must be represented as a 32-bit integral value: %s", lv.String())
+				return bson.RawValue{}, exprErr(327391, "$filter: limit must be represented as a 32-bit integral value: %s", valueString(lv))
 			}
 			if n <= 0 {
-				return bson.RawValue{}, exprErr(327392, "$filter: limit must be greater than 0: %s", lv.String())
+				return bson.RawValue{}, exprErr(327392, "$filter: limit must be greater than 0: %s", valueString(lv))
 			}
 			limit = int(n)
 		}
@@ -233,7 +233,7 @@ func (e *reduceExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		return Null(), nil
 	}
 	if in.Type != bson.TypeArray {
-		return bson.RawValue{}, exprErr(40080, "$reduce requires that 'input' be an array, found: %s", in.String())
+		return bson.RawValue{}, exprErr(40080, "$reduce requires that 'input' be an array, found: %s", valueString(in))
 	}
 	acc, err := e.initial.Eval(c)
 	if err != nil {

@@ -186,7 +186,7 @@ func (e *zipExpr) Eval(c *Ctx) (bson.RawValue, error) {
 			return Null(), nil
 		}
 		if v.Type != bson.TypeArray {
-			return bson.RawValue{}, exprErr(34468, "$zip found a non-array expression in input: %s", v.String())
+			return bson.RawValue{}, exprErr(34468, "$zip found a non-array expression in input: %s", valueString(v))
 		}
 		cols[i] = Values(v)
 		if i == 0 {
@@ -294,11 +294,11 @@ func (e *nExpr) Eval(c *Ctx) (bson.RawValue, error) {
 		return bson.RawValue{}, err
 	}
 	if !isNum(nv) {
-		return bson.RawValue{}, exprErr(5787902, "Value for 'n' must be of integral type, but found %s", nv.String())
+		return bson.RawValue{}, exprErr(5787902, "Value for 'n' must be of integral type, but found %s", valueString(nv))
 	}
 	n := numLong(nv)
 	if float64(n) != numFloat(nv) {
-		return bson.RawValue{}, exprErr(5787903, "Value for 'n' must be of integral type, but found %s", nv.String())
+		return bson.RawValue{}, exprErr(5787903, "Value for 'n' must be of integral type, but found %s", valueString(nv))
 	}
 	if n <= 0 {
 		return bson.RawValue{}, exprErr(5787908, "'n' must be greater than 0, found %d", n)

@@ -354,7 +354,7 @@ func arrayToObject(v []bson.RawValue) (bson.RawValue, error) {
 			key, kok = bsonkit.Field(el.Value, "k")
 			val, vok = bsonkit.Field(el.Value, "v")
 			if !kok || !vok {
-				return bson.RawValue{}, exprErr(40393, "$arrayToObject requires an object with keys 'k' and 'v'. Missing either or both keys from: %s", el.String())
+				return bson.RawValue{}, exprErr(40393, "$arrayToObject requires an object with keys 'k' and 'v'. Missing either or both keys from: %s", valueString(el))
 			}
 			if key.Type != bson.TypeString {
 				return bson.RawValue{}, exprErr(40394, "$arrayToObject requires an object with keys 'k' and 'v', where the value of 'k' must be of type string. Found type: %s", typeName(key))
