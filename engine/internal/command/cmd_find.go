@@ -116,7 +116,7 @@ func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
 	if len(p.projSpec) > 5 {
 		q.projSpec = p.projSpec
 		var err error
-		if proj, err = projection.Compile(p.projSpec); err != nil {
+		if proj, err = projection.CompileEnv(p.projSpec, r.matchEnv(p.let)); err != nil {
 			return nil, nil, err
 		}
 		if err := proj.Validate(q.filter); err != nil {

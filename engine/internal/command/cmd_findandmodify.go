@@ -104,7 +104,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		}
 	}
 	if len(p.fieldsSpec) > 5 {
-		if p.proj, err = projection.Compile(p.fieldsSpec); err != nil {
+		if p.proj, err = projection.CompileEnv(p.fieldsSpec, r.matchEnv(p.let)); err != nil {
 			return nil, err
 		}
 		if err := validateProjection(p.proj, p.filter); err != nil {

@@ -27,6 +27,14 @@ func (p *Projection) Apply(doc bson.Raw, f *match.Filter) (bson.Raw, error) {
 	var out []byte
 	if p.inclusion {
 		out = includeDoc(nil, doc, p.root)
+		if p.env != nil {
+			c := p.env.ctx()
+			c.SetRoot(doc)
+			var err error
+			if out, err = addComputed(nil, out, p.root, c); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		out = excludeDoc(nil, doc, p.root)
 	}

@@ -6,14 +6,23 @@
 // exclusion projection), $slice (n or [skip, limit]), $elemMatch, and the
 // positional "a.$".
 //
-// Aggregation expressions and literal values ({a: {$add: ...}},
-// {a: "x"}, {a: {$meta: ...}}) answer NotImplemented (238) until the
-// aggregation issue; they never give a wrong result.
+// Computed fields (MongoDB 4.4+): a value that is not a number, a boolean
+// or a sub-projection is an aggregation expression evaluated against the
+// document by package expr: an operator document ({a: {$add: [...]}}), a
+// field path ("$b"), a variable ("$$ROOT", "$$NOW", a command let
+// variable: CompileEnv), an array or any other literal ({a: "x"},
+// {a: null}). They make the projection an inclusion projection (31252,
+// 31310 after an exclusion; 31254 for an exclusion after them). A {$slice}
+// that is not find's syntax is the expression $slice, as in mongod.
+// {a: {$meta: ...}} answers NotImplemented (238).
 //
-// Output field order follows the input document; $elemMatch fields come
-// last, as mongod 4.4+ returns them.
+// Output field order follows the input document for included fields;
+// computed fields and branches that only hold computed fields follow in
+// spec order (a computed field under an included sub-document goes inside
+// it, at its end); a computed value that is missing adds no field;
+// $elemMatch fields come last, as mongod 4.4+ returns them.
 //
-// Imports: match, bsonkit, mongoerr and the driver's bson packages.
+// Imports: match, expr, bsonkit, mongoerr and the driver's bson packages.
 //
 // Invariants:
 //

@@ -1,8 +1,9 @@
 package projection
 
-// expressionNames are aggregation expression operators: in a projection
-// they are expressions Formwork does not evaluate yet (NotImplemented),
-// unlike unknown $-names, which mongod rejects with 31325.
+// expressionNames are mongod's aggregation expression operators: in a
+// projection {a: {<name>: ...}} is parsed as an expression by package expr
+// (which answers for operators it lacks), unlike unknown $-names, which
+// mongod rejects with 31325. isExpressionName adds expr's own operators.
 var expressionNames = map[string]bool{}
 
 func init() {

@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -19,6 +20,7 @@ const (
 	kindSlice
 	kindElemMatch
 	kindPositional
+	kindExpr
 )
 
 // pnode is one node of the projection tree.
@@ -33,6 +35,10 @@ type pnode struct {
 	limit   int
 	// kindElemMatch
 	filter *match.Filter
+	// kindExpr: the computed value; on a branch, hasExpr marks a subtree
+	// holding computed fields.
+	expr    expr.Expr
+	hasExpr bool
 }
 
 func newBranch() *pnode { return &pnode{kind: kindBranch, children: map[string]*pnode{}} }
@@ -45,6 +51,8 @@ type Projection struct {
 	positional   []string
 	positionalAt string
 	elemMatch    []string // top-level fields with an $elemMatch projection
+	// env evaluates computed fields; nil when the projection has none.
+	env *exprEnv
 }
 
 // parseCtx carries what mongod's ParseContext tracks.
@@ -57,6 +65,10 @@ type parseCtx struct {
 	positional             []string
 	positionalAt           string
 	elemMatch              []string
+	// sc is the scope computed fields are parsed in (let variables
+	// defined); hasExpr is set once one is parsed.
+	sc      *expr.Scope
+	hasExpr bool
 }
 
 const (
@@ -72,15 +84,28 @@ const (
 // sub-object or literal, 31272/31273/31257/31258/31259 bad $slice,
 // 31274/31275 bad $elemMatch, 31325 unknown $-operator, 51270 empty
 // sub-projection, the FieldPath codes 40352/15998/16410, and
-// NotImplemented for aggregation expressions, literals and $meta. Validate
-// checks that a positional projection has a query.
-func Compile(spec bson.Raw) (*Projection, error) {
+// 31252/31310 computed fields in an exclusion projection, expr.Parse's
+// errors for aggregation expressions, and NotImplemented for $meta.
+// Validate checks that a positional projection has a query. Computed
+// fields see no let variables and $$NOW is the time of each Apply;
+// CompileEnv gives the command's.
+func Compile(spec bson.Raw) (*Projection, error) { return CompileEnv(spec, match.Env{}) }
+
+// CompileEnv is Compile with the command's environment: env.Let holds the
+// command's let variables, already evaluated to constants (names
+// validated by the caller), and env.Now and env.ClusterTime are $$NOW and
+// $$CLUSTER_TIME of every computed field.
+// https://www.mongodb.com/docs/v7.0/reference/command/find/#std-label-find-let-syntax
+func CompileEnv(spec bson.Raw, env match.Env) (*Projection, error) {
 	if err := bsonkit.Validate(spec); err != nil {
 		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid projection document: %v", err)
 	}
-	ctx := &parseCtx{}
+	xe, err := newExprEnv(env)
+	if err != nil {
+		return nil, err
+	}
+	ctx := &parseCtx{sc: xe.sc}
 	root := newBranch()
-	var err error
 	bsonkit.ForEach(spec, func(key string, v bson.RawValue) bool {
 		if key == "_id" || strings.HasPrefix(key, "_id.") {
 			ctx.idSpecified = true
@@ -96,6 +121,10 @@ func Compile(spec bson.Raw) (*Projection, error) {
 	}
 	p := &Projection{root: root, inclusion: ctx.typ == typeInclusion,
 		positional: ctx.positional, positionalAt: ctx.positionalAt, elemMatch: ctx.elemMatch}
+	if ctx.hasExpr {
+		p.env = xe
+		markExprs(root)
+	}
 	if p.inclusion && !ctx.idSpecified {
 		root.children["_id"] = &pnode{kind: kindInclude}
 		root.order = append(root.order, "_id")
@@ -162,10 +191,7 @@ func (ctx *parseCtx) parseElement(parent *pnode, parentPath []string, key string
 		if positional {
 			return mongoerr.New(mongoerr.Code(31308), "positional projection cannot be used with a literal")
 		}
-		if err := checkFieldPath(key); err != nil {
-			return err
-		}
-		return mongoerr.Newf(mongoerr.NotImplemented, "projecting the literal value of field %s is not supported by Formwork yet (aggregation expressions)", key)
+		return ctx.parseLiteral(parent, key, v)
 	}
 }
 
@@ -254,11 +280,13 @@ func (ctx *parseCtx) parseSubObject(parent *pnode, parentPath []string, key stri
 	if n == 1 && strings.HasPrefix(first, "$") {
 		switch {
 		case first == "$slice":
-			return ctx.parseSlice(parent, key, firstVal)
+			return ctx.parseSliceOrExpr(parent, key, firstVal, obj)
 		case first == "$elemMatch":
 			return ctx.parseElemMatch(parent, parentPath, key, firstVal, obj)
-		case expressionNames[first]:
-			return mongoerr.Newf(mongoerr.NotImplemented, "aggregation expression %s in a projection is not supported by Formwork yet", first)
+		case first == "$meta":
+			return mongoerr.New(mongoerr.NotImplemented, "$meta in a projection is not supported by Formwork yet")
+		case isExpressionName(first):
+			return ctx.parseExpr(parent, key, obj)
 		}
 		return mongoerr.Newf(mongoerr.Code(31325), "Unknown expression %s", first)
 	}
