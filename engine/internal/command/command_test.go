@@ -81,6 +81,20 @@ func FuzzDispatch(f *testing.F) {
 		{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}},
 		{{Key: "distinct", Value: "c"}, {Key: "key", Value: "a"}, {Key: "$db", Value: "d"}},
 		{{Key: "renameCollection", Value: "d.c"}, {Key: "to", Value: "d.e"}, {Key: "$db", Value: "admin"}},
+		{{Key: "create", Value: "v"}, {Key: "viewOn", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "a", Value: 1}}}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "c"}, {Key: "localField", Value: "a"}, {Key: "foreignField", Value: "a"}, {Key: "as", Value: "j"}}}},
+			bson.D{{Key: "$unwind", Value: "$j"}},
+			bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "m"}}}},
+		}}, {Key: "cursor", Value: bson.D{}}, {Key: "$db", Value: "d"}},
+		{{Key: "aggregate", Value: 1}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$documents", Value: bson.A{bson.D{{Key: "x", Value: 1}}}}},
+			bson.D{{Key: "$setWindowFields", Value: bson.D{{Key: "sortBy", Value: bson.D{{Key: "x", Value: 1}}}, {Key: "output", Value: bson.D{{Key: "r", Value: bson.D{{Key: "$rank", Value: bson.D{}}}}}}}}},
+			bson.D{{Key: "$out", Value: "o"}}}}, {Key: "cursor", Value: bson.D{}}, {Key: "$db", Value: "d"}},
+		{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{"$a", "$$v"}}}}}},
+			{Key: "projection", Value: bson.D{{Key: "s", Value: bson.D{{Key: "$concat", Value: bson.A{"x", "$b"}}}}}}, {Key: "let", Value: bson.D{{Key: "v", Value: 1}}}, {Key: "$db", Value: "d"}},
+		{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$add", Value: bson.A{"$a", 1}}}}}}}}}, {Key: "multi", Value: true}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "currentOp", Value: 1}, {Key: "$all", Value: true}, {Key: "$db", Value: "admin"}},
+		{{Key: "killOp", Value: 1}, {Key: "op", Value: 1}, {Key: "$db", Value: "admin"}},
 	}
 	for _, s := range seeds {
 		b, _ := bson.Marshal(s)
