@@ -65,10 +65,10 @@ func seriesDecimal(s float64, j int) bson.RawValue {
 	} else {
 		exp += j
 	}
-	ten := big.NewInt(10)
-	for digits(c) > 34 {
-		c.Quo(c, ten)
-		exp++
+	if n := digits(c); n > 34 {
+		// Only trailing zeros go: the value is exact.
+		c.Quo(c, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n-34)), nil))
+		exp += n - 34
 	}
 	d, ok := bson.ParseDecimal128FromBigInt(c, exp)
 	if !ok {

@@ -43,3 +43,20 @@ func TestRounderDecimalExact(t *testing.T) {
 		t.Errorf("roundDown(2.2) = %v, %v; want 1.50000000000000", got, err)
 	}
 }
+
+// TestRounderDecimalExtremes checks decimals far from one: a huge one
+// scales to its decade (coefficient kept to 34 digits), and one too
+// small for a double is zero to the rounder and stays as it is.
+func TestRounderDecimalExtremes(t *testing.T) {
+	r, _ := newRounder("E12")
+	big, _ := bson.ParseDecimal128("1.3E+6000")
+	got, err := r.roundUp(expr.Decimal(big))
+	if err != nil || got.Decimal128().String() != "1.500000000000000000000000000000000E+6000" {
+		t.Errorf("roundUp(1.3E+6000) = %v, %v", got, err)
+	}
+	small, _ := bson.ParseDecimal128("1.3E-6000")
+	got, err = r.roundDown(expr.Decimal(small))
+	if err != nil || got.Decimal128().String() != "1.3E-6000" {
+		t.Errorf("roundDown(1.3E-6000) = %v, %v", got, err)
+	}
+}
