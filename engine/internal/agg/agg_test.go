@@ -275,15 +275,6 @@ func checkMongoErr(t *testing.T, err error) {
 	}
 }
 
-// TestDivergences pins the documented divergence: granularity E192
-// answers NotImplemented.
-func TestDivergences(t *testing.T) {
-	docs := []bson.Raw{docOf(t, `{"_id": 1, "a": 1}`), docOf(t, `{"_id": 2, "a": 2}`)}
-	if _, _, err := runWith(t, `[{"$bucketAuto": {"groupBy": "$a", "buckets": 1, "granularity": "E192"}}]`, docs, Options{}); !mongoerr.Is(err, mongoerr.NotImplemented) {
-		t.Errorf("E192: %v, want NotImplemented", err)
-	}
-}
-
 // TestTopKSpills checks that a top-k $sort past its memory limit spills
 // with allowDiskUse (same documents, same order, ties by input order) and
 // fails with 292 without it.

@@ -2,7 +2,6 @@ package agg
 
 import (
 	"math"
-	"sort"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -11,31 +10,45 @@ import (
 )
 
 // preferredSeries are the preferred-number series $bucketAuto's
-// granularity rounds to, one decade each, scaled by powers of ten.
+// granularity rounds to, as mongod 7.0 tabulates them: one decade each,
+// as integers (10..99 or 100..999), scaled by powers of ten while
+// rounding. The R40 and R80 tables are mongod's (R80 holds 40 values
+// from 103), not the full Renard series; E192 is IEC 60063's.
 var preferredSeries = map[string][]float64{
-	"R5":  {1.0, 1.6, 2.5, 4.0, 6.3},
-	"R10": {1.00, 1.25, 1.60, 2.00, 2.50, 3.15, 4.00, 5.00, 6.30, 8.00},
-	"R20": {1.00, 1.12, 1.25, 1.40, 1.60, 1.80, 2.00, 2.24, 2.50, 2.80, 3.15, 3.55, 4.00, 4.50, 5.00, 5.60, 6.30, 7.10, 8.00, 9.00},
-	"R40": {1.00, 1.06, 1.12, 1.18, 1.25, 1.32, 1.40, 1.50, 1.60, 1.70, 1.80, 1.90, 2.00, 2.12, 2.24, 2.36, 2.50, 2.65, 2.80, 3.00,
-		3.15, 3.35, 3.55, 3.75, 4.00, 4.25, 4.50, 4.75, 5.00, 5.30, 5.60, 6.00, 6.30, 6.70, 7.10, 7.50, 8.00, 8.50, 9.00, 9.50},
-	"R80": {1.00, 1.03, 1.06, 1.09, 1.12, 1.15, 1.18, 1.22, 1.25, 1.28, 1.32, 1.36, 1.40, 1.45, 1.50, 1.55, 1.60, 1.65, 1.70, 1.75,
-		1.80, 1.85, 1.90, 1.95, 2.00, 2.06, 2.12, 2.18, 2.24, 2.30, 2.36, 2.43, 2.50, 2.58, 2.65, 2.72, 2.80, 2.90, 3.00, 3.07,
-		3.15, 3.25, 3.35, 3.45, 3.55, 3.65, 3.75, 3.87, 4.00, 4.12, 4.25, 4.37, 4.50, 4.62, 4.75, 4.87, 5.00, 5.15, 5.30, 5.45,
-		5.60, 5.80, 6.00, 6.15, 6.30, 6.50, 6.70, 6.90, 7.10, 7.30, 7.50, 7.75, 8.00, 8.25, 8.50, 8.75, 9.00, 9.25, 9.50, 9.75},
-	"1-2-5": {1, 2, 5},
-	"E6":    {1.0, 1.5, 2.2, 3.3, 4.7, 6.8},
-	"E12":   {1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2},
-	"E24": {1.0, 1.1, 1.2, 1.3, 1.5, 1.6, 1.8, 2.0, 2.2, 2.4, 2.7, 3.0, 3.3, 3.6, 3.9, 4.3, 4.7, 5.1, 5.6, 6.2,
-		6.8, 7.5, 8.2, 9.1},
-	"E48": {1.00, 1.05, 1.10, 1.15, 1.21, 1.27, 1.33, 1.40, 1.47, 1.54, 1.62, 1.69, 1.78, 1.87, 1.96, 2.05, 2.15, 2.26, 2.37, 2.49,
-		2.61, 2.74, 2.87, 3.01, 3.16, 3.32, 3.48, 3.65, 3.83, 4.02, 4.22, 4.42, 4.64, 4.87, 5.11, 5.36, 5.62, 5.90, 6.19, 6.49,
-		6.81, 7.15, 7.50, 7.87, 8.25, 8.66, 9.09, 9.53},
-	"E96": {1.00, 1.02, 1.05, 1.07, 1.10, 1.13, 1.15, 1.18, 1.21, 1.24, 1.27, 1.30, 1.33, 1.37, 1.40, 1.43, 1.47, 1.50, 1.54, 1.58,
-		1.62, 1.65, 1.69, 1.74, 1.78, 1.82, 1.87, 1.91, 1.96, 2.00, 2.05, 2.10, 2.15, 2.21, 2.26, 2.32, 2.37, 2.43, 2.49, 2.55,
-		2.61, 2.67, 2.74, 2.80, 2.87, 2.94, 3.01, 3.09, 3.16, 3.24, 3.32, 3.40, 3.48, 3.57, 3.65, 3.74, 3.83, 3.92, 4.02, 4.12,
-		4.22, 4.32, 4.42, 4.53, 4.64, 4.75, 4.87, 4.99, 5.11, 5.23, 5.36, 5.49, 5.62, 5.76, 5.90, 6.04, 6.19, 6.34, 6.49, 6.65,
-		6.81, 6.98, 7.15, 7.32, 7.50, 7.68, 7.87, 8.06, 8.25, 8.45, 8.66, 8.87, 9.09, 9.31, 9.53, 9.76},
+	"R5":  {10, 16, 25, 40, 63},
+	"R10": {100, 125, 160, 200, 250, 315, 400, 500, 630, 800},
+	"R20": {100, 112, 125, 140, 160, 180, 200, 224, 250, 280, 315, 355, 400, 450, 500, 560, 630, 710, 800, 900},
+	"R40": {100, 106, 112, 118, 125, 132, 140, 150, 160, 170, 180, 190, 200, 212, 224, 236, 250, 265, 280, 300,
+		315, 355, 375, 400, 425, 450, 475, 500, 530, 560, 600, 630, 670, 710, 750, 800, 850, 900, 950},
+	"R80": {103, 109, 115, 122, 128, 136, 145, 155, 165, 175, 185, 195, 206, 218, 230, 243, 258, 272, 290, 307,
+		325, 345, 365, 387, 412, 437, 462, 487, 515, 545, 575, 615, 650, 690, 730, 775, 825, 875, 925, 975},
+	"1-2-5": {10, 20, 50},
+	"E6":    {10, 15, 22, 33, 47, 68},
+	"E12":   {10, 12, 15, 18, 22, 27, 33, 39, 47, 56, 68, 82},
+	"E24":   {10, 11, 12, 13, 15, 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91},
+	"E48": {100, 105, 110, 115, 121, 127, 133, 140, 147, 154, 162, 169, 178, 187, 196, 205, 215, 226, 237, 249,
+		261, 274, 287, 301, 316, 332, 348, 365, 383, 402, 422, 442, 464, 487, 511, 536, 562, 590, 619, 649,
+		681, 715, 750, 787, 825, 866, 909, 953},
+	"E96": {100, 102, 105, 107, 110, 113, 115, 118, 121, 124, 127, 130, 133, 137, 140, 143, 147, 150, 154, 158,
+		162, 165, 169, 174, 178, 182, 187, 191, 196, 200, 205, 210, 215, 221, 226, 232, 237, 243, 249, 255,
+		261, 267, 274, 280, 287, 294, 301, 309, 316, 324, 332, 340, 348, 357, 365, 374, 383, 392, 402, 412,
+		422, 432, 442, 453, 464, 475, 487, 499, 511, 523, 536, 549, 562, 576, 590, 604, 619, 634, 649, 665,
+		681, 698, 715, 732, 750, 768, 787, 806, 825, 845, 866, 887, 909, 931, 953, 976},
+	"E192": {100, 101, 102, 104, 105, 106, 107, 109, 110, 111, 113, 114, 115, 117, 118, 120, 121, 123, 124, 126,
+		127, 129, 130, 132, 133, 135, 137, 138, 140, 142, 143, 145, 147, 149, 150, 152, 154, 156, 158, 160,
+		162, 164, 165, 167, 169, 172, 174, 176, 178, 180, 182, 184, 187, 189, 191, 193, 196, 198, 200, 203,
+		205, 208, 210, 213, 215, 218, 221, 223, 226, 229, 232, 234, 237, 240, 243, 246, 249, 252, 255, 258,
+		261, 264, 267, 271, 274, 277, 280, 284, 287, 291, 294, 298, 301, 305, 309, 312, 316, 320, 324, 328,
+		332, 336, 340, 344, 348, 352, 357, 361, 365, 370, 374, 379, 383, 388, 392, 397, 402, 407, 412, 417,
+		422, 427, 432, 437, 442, 448, 453, 459, 464, 470, 475, 481, 487, 493, 499, 505, 511, 517, 523, 530,
+		536, 542, 549, 556, 562, 569, 576, 583, 590, 597, 604, 612, 619, 626, 634, 642, 649, 657, 665, 673,
+		681, 690, 698, 706, 715, 723, 732, 741, 750, 759, 768, 777, 787, 796, 806, 816, 825, 835, 845, 856,
+		866, 876, 887, 898, 909, 920, 931, 942, 953, 965, 976, 988},
 }
+
+// maxScaleSteps bounds the decade-scaling loops: more steps than any
+// finite double or decimal needs (an infinity would scale forever).
+const maxScaleSteps = 14000
 
 // rounder rounds $bucketAuto boundaries to a granularity.
 type rounder struct {
@@ -45,14 +58,9 @@ type rounder struct {
 
 // newRounder returns the rounder of a granularity name; 40257 for an
 // unknown one.
-//
-// Divergence: E192 answers NotImplemented; its table is not included.
 func newRounder(name string) (*rounder, error) {
 	if name == "POWERSOF2" {
 		return &rounder{name: name}, nil
-	}
-	if name == "E192" {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "granularity E192 is not supported")
 	}
 	s, ok := preferredSeries[name]
 	if !ok {
@@ -82,50 +90,100 @@ func (r *rounder) check(v bson.RawValue) (float64, error) {
 	return f, nil
 }
 
-// roundUp returns the smallest series value greater than v (zero stays
-// as it is). POWERSOF2 answers an integer (2 to an integer power, as
-// $pow computes it); the preferred series a double.
-//
-// Divergence: for a decimal input mongod rounds in decimal and answers a
-// decimal (the preferred series converted with 15 significant digits,
-// 2.50000000000000; POWERSOF2 as $pow(2, decimal exponent)); here the
-// answer is the same number as a double or integer
-// (testdata/agg/manual_group.txt, "decimal input").
+// roundUp returns the smallest series value greater than v (a value
+// equal to zero as a double stays as it is). POWERSOF2 answers
+// $pow(2, e); the preferred series a double, or for a decimal input a
+// decimal computed in decimal (series values with 15 significant digits,
+// as mongod converts them).
 func (r *rounder) roundUp(v bson.RawValue) (bson.RawValue, error) {
 	f, err := r.check(v)
 	if err != nil || f == 0 {
 		return v, err
 	}
 	if r.series == nil {
-		return pow2(int(math.Floor(math.Log2(f))) + 1), nil
+		return r.pow2Up(v, f)
 	}
-	exp := math.Floor(math.Log10(f))
-	scale := math.Pow(10, exp)
-	m := f / scale
-	i := sort.Search(len(r.series), func(i int) bool { return r.series[i] > m+1e-12 })
-	if i == len(r.series) {
-		return expr.Double(r.series[0] * scale * 10), nil
+	if v.Type == bson.TypeDecimal128 {
+		return r.decUp(v), nil
 	}
-	return expr.Double(r.series[i] * scale), nil
+	s := r.series
+	front, back := s[0], s[len(s)-1]
+	mult, steps := 1.0, 0
+	for ; f >= back*mult && steps < maxScaleSteps; steps++ {
+		mult *= 10
+	}
+	for ; f < front*mult && steps < maxScaleSteps; steps++ {
+		prevMin := front * mult
+		mult /= 10
+		if f >= back*mult {
+			return expr.Double(prevMin), nil
+		}
+	}
+	if steps >= maxScaleSteps {
+		return v, nil
+	}
+	for _, x := range s {
+		if f < x*mult {
+			return expr.Double(x * mult), nil
+		}
+	}
+	return v, nil
 }
 
-// roundDown returns the largest series value less than v (zero stays).
+// roundDown returns the largest series value less than v (a value equal
+// to zero as a double stays), typed as roundUp types it.
 func (r *rounder) roundDown(v bson.RawValue) (bson.RawValue, error) {
 	f, err := r.check(v)
 	if err != nil || f == 0 {
 		return v, err
 	}
 	if r.series == nil {
-		return pow2(int(math.Ceil(math.Log2(f))) - 1), nil
+		return r.pow2Down(v, f)
 	}
-	exp := math.Floor(math.Log10(f))
-	scale := math.Pow(10, exp)
-	m := f / scale
-	i := sort.Search(len(r.series), func(i int) bool { return r.series[i] >= m-1e-12 })
-	if i == 0 {
-		return expr.Double(r.series[len(r.series)-1] * scale / 10), nil
+	if v.Type == bson.TypeDecimal128 {
+		return r.decDown(v), nil
 	}
-	return expr.Double(r.series[i-1] * scale), nil
+	s := r.series
+	front, back := s[0], s[len(s)-1]
+	mult, steps := 1.0, 0
+	for ; f <= front*mult && steps < maxScaleSteps; steps++ {
+		mult /= 10
+	}
+	for ; f > back*mult && steps < maxScaleSteps; steps++ {
+		prevMax := back * mult
+		mult *= 10
+		if f <= front*mult {
+			return expr.Double(prevMax), nil
+		}
+	}
+	if steps >= maxScaleSteps {
+		return v, nil
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i]*mult < f {
+			return expr.Double(s[i] * mult), nil
+		}
+	}
+	return v, nil
+}
+
+// pow2Up is POWERSOF2's roundUp: $pow(2, floor(log2 v)+1), the exponent
+// a decimal for a decimal input, else an int.
+func (r *rounder) pow2Up(v bson.RawValue, f float64) (bson.RawValue, error) {
+	e := int(math.Floor(math.Log2(f))) + 1
+	if v.Type == bson.TypeDecimal128 {
+		return expr.Pow(expr.Int32(2), decimalInt(e))
+	}
+	return pow2(e), nil
+}
+
+// pow2Down is POWERSOF2's roundDown: $pow(2, ceil(log2 v)-1).
+func (r *rounder) pow2Down(v bson.RawValue, f float64) (bson.RawValue, error) {
+	e := int(math.Ceil(math.Log2(f))) - 1
+	if v.Type == bson.TypeDecimal128 {
+		return expr.Pow(expr.Int32(2), decimalInt(e))
+	}
+	return pow2(e), nil
 }
 
 // pow2 returns 2^e as $pow(2, e) types it: an int or long for e >= 0, a

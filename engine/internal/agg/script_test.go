@@ -99,8 +99,13 @@ func (b *localBackend) aggregate(ctx context.Context, doc bson.Raw) (bson.Raw, e
 		}
 		stages = append(stages, d)
 	}
-	out, err := runAggregate(ctx, b.host, stages, opts)
+	out, executing, err := runAggregateStep(ctx, b.host, stages, opts)
 	if err != nil {
+		if executing {
+			me := *mongoerr.As(err)
+			me.Msg = "PlanExecutor error during aggregation :: caused by :: " + me.Msg
+			err = &me
+		}
 		return nil, cmdErr(err)
 	}
 	batch := bson.A{}
@@ -117,24 +122,33 @@ func (b *localBackend) aggregate(ctx context.Context, doc bson.Raw) (bson.Raw, e
 // runAggregate parses and runs a pipeline over host as the command layer
 // does.
 func runAggregate(ctx context.Context, host *fakeHost, stages []bson.Raw, opts Options) ([]bson.Raw, error) {
+	out, _, err := runAggregateStep(ctx, host, stages, opts)
+	return out, err
+}
+
+// runAggregateStep is runAggregate that also tells whether an error came
+// from running the pipeline (after parsing and planning), which the
+// aggregate command reports with mongod's executor context.
+func runAggregateStep(ctx context.Context, host *fakeHost, stages []bson.Raw, opts Options) ([]bson.Raw, bool, error) {
 	p, err := Parse(stages, opts)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var in Source
 	if p.NeedsInput() {
 		if opts.Coll == "" {
-			return nil, mongoerr.New(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.")
+			return nil, false, mongoerr.New(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.")
 		}
 		if in, err = host.Open(ctx, nsOf(opts.DB, opts.Coll), p.Query()); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	src, err := p.Run(ctx, host, in)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return drain(ctx, src)
+	out, err := drain(ctx, src)
+	return out, err != nil, err
 }
 
 var _ = strings.Cut

@@ -174,7 +174,7 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 			d, err := src.Next(ctx)
 			if err != nil {
 				src.Close()
-				return nil, err
+				return nil, aggExecErr(err)
 			}
 			if d == nil {
 				break
@@ -192,7 +192,23 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 		c := r.Env.Cursors.add(p.ns(), r.Generic.LSID, src, nil)
 		return cursorReply(c.ID, p.ns(), "firstBatch", nil), nil
 	}
-	return openCursor(ctx, r, p.ns(), src, p.batchSize, false)
+	reply, err := openCursor(ctx, r, p.ns(), src, p.batchSize, false)
+	if err != nil {
+		return nil, aggExecErr(err)
+	}
+	return reply, nil
+}
+
+// aggExecErr adds mongod's context to an error raised while running the
+// pipeline for the first batch (parsing and planning errors come before
+// and have none): "PlanExecutor error during aggregation :: caused by ::
+// <message>", same code and extra fields. A getMore's errors carry
+// getMore's own context, not this one.
+func aggExecErr(err error) error {
+	me := mongoerr.As(err)
+	c := *me
+	c.Msg = "PlanExecutor error during aggregation :: caused by :: " + me.Msg
+	return &c
 }
 
 // runQuery opens q on ns (nothing for a pipeline that makes its own

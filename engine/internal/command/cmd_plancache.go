@@ -82,6 +82,10 @@ func runPlanCacheClear(_ context.Context, r *Request) (bson.D, error) {
 	if len(projSpec) <= 5 {
 		projSpec = nil
 	} else if _, err := projection.Compile(projSpec); err != nil {
+		// planCacheClear takes no let (its fields are query, sort,
+		// projection and collation; any other is unknown), so a computed
+		// field sees only the system variables, as in mongod, which
+		// canonicalizes the shape without command variables.
 		return nil, err
 	}
 	planner.ClearShape(ns, f, sortSpec, projSpec)

@@ -588,3 +588,9 @@ func roundOrTrunc(c *Ctx, args []Expr, name string, mode int) (bson.RawValue, er
 	}
 	return Int32(int32(out)), nil
 }
+
+// Pow evaluates $pow(base, exp) on two values, as $bucketAuto's POWERSOF2
+// granularity does.
+func Pow(base, exp bson.RawValue) (bson.RawValue, error) {
+	return pow([]bson.RawValue{base, exp})
+}
