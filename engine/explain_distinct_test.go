@@ -103,6 +103,52 @@ func TestExplainDistinctScanTrailingKey(t *testing.T) {
 	}
 }
 
+// TestExplainDistinctScanPartial checks that a partial index serves a
+// DISTINCT_SCAN when the filter implies its expression, as any planned
+// index scan does in mongod's getExecutorDistinct.
+func TestExplainDistinctScanPartial(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	if _, err := db.Collection("dp").InsertMany(ctx, []any{
+		bson.D{{Key: "a", Value: 3}, {Key: "b", Value: 1}},
+		bson.D{{Key: "a", Value: 3}, {Key: "b", Value: 2}},
+		bson.D{{Key: "a", Value: -1}, {Key: "b", Value: 5}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "dp"}, {Key: "indexes", Value: bson.A{bson.D{
+		{Key: "key", Value: bson.D{{Key: "a", Value: 1}, {Key: "b", Value: 1}}}, {Key: "name", Value: "ab_partial"},
+		{Key: "partialFilterExpression", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 0}}}}},
+	}}}}).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query bson.D
+		plan  string
+		want  string
+	}{
+		{bson.D{{Key: "a", Value: 3}}, "[PROJECTION_COVERED DISTINCT_SCAN]", "[1 2]"},
+		{bson.D{{Key: "a", Value: -1}}, "[PROJECTION_SIMPLE COLLSCAN]", "[5]"},
+	} {
+		cmd := bson.D{{Key: "distinct", Value: "dp"}, {Key: "key", Value: "b"}, {Key: "query", Value: tc.query}}
+		var res bson.D
+		if err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: cmd}}).Decode(&res); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(stageNames(res)); got != tc.plan {
+			t.Errorf("%v: plan %s, want %s", tc.query, got, tc.plan)
+		}
+		var out struct{ Values []int32 }
+		if err := db.RunCommand(ctx, cmd).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(out.Values); got != tc.want {
+			t.Errorf("%v: values %s, want %s", tc.query, got, tc.want)
+		}
+	}
+}
+
 // TestExplainCountScanSkipLimit checks that a count with skip and limit
 // keeps its COUNT_SCAN: mongod's COUNT stage skips and limits itself
 // (nSkipped, nCounted) with no SKIP or LIMIT stage below it.

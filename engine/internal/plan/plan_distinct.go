@@ -34,11 +34,12 @@ func (b *builder) distinctIndex(ix *indexInfo) bool {
 
 // distinctField returns the position of the distinct key in ix, an
 // index that can serve a DISTINCT_SCAN under a filter (visible,
-// non-partial, non-wildcard), or -1. Like mongod's distinct command (not
-// strict), the fields before it need not be bounded to points: the
-// command drops the repeats such a scan returns.
+// non-wildcard; a partial one only reaches here when the filter implies
+// its expression), or -1. Like mongod's distinct command (not strict),
+// the fields before it need not be bounded to points: the command drops
+// the repeats such a scan returns.
 func (b *builder) distinctField(ix *indexInfo) int {
-	if ix.spec.Hidden || !ix.usable() || ix.wild != nil || ix.spec.IsWildcard() || ix.partial != nil {
+	if ix.spec.Hidden || !ix.usable() || ix.wild != nil || ix.spec.IsWildcard() {
 		return -1
 	}
 	for i, p := range ix.paths {
