@@ -175,8 +175,21 @@ func SameKeyPattern(a, b bson.Raw) bool {
 	return true
 }
 
-// candidates builds the plans to choose from.
+// candidates builds the plans to choose from. A distinct that gets no
+// DISTINCT_SCAN plans again without its covering projection, as mongod's
+// getExecutorDistinct falls back to a plain find: FETCH or COLLSCAN with
+// no PROJECTION stage.
 func (b *builder) candidates() ([]*candidate, error) {
+	out, err := b.planCandidates()
+	if err != nil || b.q.Distinct == "" || !b.proj.present || distinctScanOf(out) != nil {
+		return out, err
+	}
+	b.proj = projInfo{}
+	return b.planCandidates()
+}
+
+// planCandidates builds the plans to choose from with b's projection.
+func (b *builder) planCandidates() ([]*candidate, error) {
 	hint, err := b.hintIndex()
 	if err != nil {
 		return nil, err
