@@ -21,7 +21,9 @@ import (
 // (SERVER-14832) and the undefined it reports for an empty array (its
 // index key). Numbers compare by value: among equal numbers of
 // different types each plan returns the first it meets, as in mongod.
-// count (COUNT_SCAN included) must agree with a collection scan exactly.
+// Filters include an equality on a leading field before any predicate.
+// count (COUNT_SCAN included), with a random skip and limit, must agree
+// with a collection scan exactly.
 func TestDistinctScanEquivalence(t *testing.T) {
 	_, db := newDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -56,9 +58,17 @@ func TestDistinctScanEquivalence(t *testing.T) {
 		}
 		key := []string{"a", "b", "c.x", "a.x"}[rapid.IntRange(0, 3).Draw(rt, "key")]
 		filter := bson.D{}
-		if rapid.Bool().Draw(rt, "filtered") {
+		switch rapid.IntRange(0, 2).Draw(rt, "filtered") {
+		case 1:
 			filter = bson.D{genPred(rt)}
+		case 2:
+			// An equality on a leading field, then any predicate: a
+			// DISTINCT_SCAN on a trailing key after an equality prefix.
+			eq := bson.D{{Key: []string{"a", "b", "a.x"}[rapid.IntRange(0, 2).Draw(rt, "eqpath")], Value: genValue(rt, 0)}}
+			filter = bson.D{{Key: "$and", Value: bson.A{eq, bson.D{genPred(rt)}}}}
 		}
+		skip := int64(rapid.IntRange(0, 3).Draw(rt, "skip"))
+		limit := int64(rapid.IntRange(0, 3).Draw(rt, "limit"))
 		distinct := func(hint any) ([]bson.RawValue, error) {
 			cmd := bson.D{{Key: "distinct", Value: c.Name()}, {Key: "key", Value: key}, {Key: "query", Value: filter}}
 			if hint != nil {
@@ -83,7 +93,7 @@ func TestDistinctScanEquivalence(t *testing.T) {
 			rt.Fatalf("planned: %v", err)
 		}
 		count := func(hint any) int64 {
-			cmd := bson.D{{Key: "count", Value: c.Name()}, {Key: "query", Value: filter}}
+			cmd := bson.D{{Key: "count", Value: c.Name()}, {Key: "query", Value: filter}, {Key: "skip", Value: skip}, {Key: "limit", Value: limit}}
 			if hint != nil {
 				cmd = append(cmd, bson.E{Key: "hint", Value: hint})
 			}
@@ -94,7 +104,7 @@ func TestDistinctScanEquivalence(t *testing.T) {
 			return res.N
 		}
 		if g, w := count(nil), count(bson.D{{Key: "$natural", Value: 1}}); g != w {
-			rt.Fatalf("count %v = %d, collection scan %d\ndocs %v", filter, g, w, docs)
+			rt.Fatalf("count %v skip %d limit %d = %d, collection scan %d\ndocs %v", filter, skip, limit, g, w, docs)
 		}
 		if !sameValues(withoutNull(got), withoutNull(want)) || len(withoutNull(want)) != len(want) && len(withoutNull(got)) == len(got) {
 			rt.Fatalf("distinct %s %v:\n got %v\nwant %v\ndocs %v", key, filter, got, want, docs)

@@ -115,6 +115,92 @@ func TestApplyOps(t *testing.T) {
 	}
 }
 
+// TestApplyOpsPreCondition checks applyOps's preCondition, after mongod's
+// _checkPrecondition: each {ns, q, res} matches the first document q
+// finds (an empty document when none) against res, a filter; a miss fails
+// the whole command with BadValue "preCondition failed", got and
+// whatFailed, before any entry is applied.
+func TestApplyOpsPreCondition(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("pc")
+	if _, err := c.InsertMany(ctx, []any{
+		bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}, {Key: "v", Value: 10}},
+		bson.D{{Key: "_id", Value: 2}, {Key: "a", Value: 1}, {Key: "v", Value: 20}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ns := "test.pc"
+	insert := func(id int) bson.D {
+		return bson.D{{Key: "op", Value: "i"}, {Key: "ns", Value: ns}, {Key: "o", Value: bson.D{{Key: "_id", Value: id}}}}
+	}
+	cond := func(q, res bson.D) bson.D {
+		return bson.D{{Key: "ns", Value: ns}, {Key: "q", Value: q}, {Key: "res", Value: res}}
+	}
+	count := func(id int) int64 {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// Met: the entries are applied.
+	reply, err := runCmd(t, db, bson.D{{Key: "applyOps", Value: bson.A{insert(10)}}, {Key: "preCondition", Value: bson.A{
+		cond(bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "v", Value: 10}}),
+		cond(bson.D{{Key: "query", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "orderby", Value: bson.D{{Key: "v", Value: -1}}}}, bson.D{{Key: "v", Value: bson.D{{Key: "$gt", Value: 15}}}}),
+		// No document: res is matched against {}.
+		cond(bson.D{{Key: "_id", Value: 404}}, bson.D{{Key: "v", Value: bson.D{{Key: "$exists", Value: false}}}}),
+	}}})
+	if err != nil {
+		t.Fatalf("applyOps with met preconditions: %v", err)
+	}
+	if n := reply.Lookup("applied").Int32(); n != 1 || count(10) != 1 {
+		t.Errorf("applied = %d, inserted %d", n, count(10))
+	}
+
+	// Failed: nothing is applied.
+	_, err = runCmd(t, db, bson.D{{Key: "applyOps", Value: bson.A{insert(11)}}, {Key: "preCondition", Value: bson.A{
+		cond(bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "v", Value: 10}}),
+		cond(bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "v", Value: 99}}),
+	}}})
+	wantCode(t, err, 2, "BadValue")
+	var ce mongo.CommandError
+	if asCommandError(err, &ce) {
+		if ce.Message != "preCondition failed" {
+			t.Errorf("message = %q", ce.Message)
+		}
+		if got := ce.Raw.Lookup("got", "v"); got.Type == 0 || got.Int32() != 20 {
+			t.Errorf("got = %v", ce.Raw.Lookup("got"))
+		}
+		if w := ce.Raw.Lookup("whatFailed", "res", "v"); w.Type == 0 || w.Int32() != 99 {
+			t.Errorf("whatFailed = %v", ce.Raw.Lookup("whatFailed"))
+		}
+	}
+	if count(11) != 0 {
+		t.Errorf("an entry was applied after a failed precondition")
+	}
+
+	for _, bad := range []struct {
+		cmd  bson.D
+		code int
+	}{
+		{bson.D{{Key: "applyOps", Value: bson.A{insert(12)}}, {Key: "preCondition", Value: 1}}, 14},
+		{bson.D{{Key: "applyOps", Value: bson.A{insert(12)}}, {Key: "preCondition", Value: bson.A{bson.D{{Key: "ns", Value: 1}, {Key: "q", Value: bson.D{}}, {Key: "res", Value: bson.D{}}}}}}, 73},
+		{bson.D{{Key: "applyOps", Value: bson.A{insert(12)}}, {Key: "preCondition", Value: bson.A{bson.D{{Key: "ns", Value: "test.missing"}, {Key: "q", Value: bson.D{}}, {Key: "res", Value: bson.D{}}}}}}, 26},
+		{bson.D{{Key: "applyOps", Value: bson.A{insert(12)}}, {Key: "preCondition", Value: bson.A{bson.D{{Key: "ns", Value: "nodb.x"}, {Key: "q", Value: bson.D{}}, {Key: "res", Value: bson.D{}}}}}}, 26},
+		{bson.D{{Key: "applyOps", Value: bson.A{insert(12)}}, {Key: "allowAtomic", Value: false}, {Key: "preCondition", Value: bson.A{cond(bson.D{}, bson.D{})}}}, 72},
+		{bson.D{{Key: "applyOps", Value: bson.A{bson.D{{Key: "op", Value: "c"}, {Key: "ns", Value: "test.$cmd"}, {Key: "o", Value: bson.D{{Key: "create", Value: "pc2"}}}}}}, {Key: "preCondition", Value: bson.A{cond(bson.D{}, bson.D{})}}}, 72},
+	} {
+		_, err := runCmd(t, db, bad.cmd)
+		wantCode(t, err, bad.code, "")
+	}
+	if count(12) != 0 {
+		t.Errorf("an entry was applied despite a bad precondition")
+	}
+}
+
 func asCommandError(err error, ce *mongo.CommandError) bool {
 	e, ok := err.(mongo.CommandError)
 	if ok {

@@ -31,6 +31,10 @@ type applyOpsDepthKey struct{}
 type applyOpsParams struct {
 	ops          []bson.Raw
 	alwaysUpsert bool
+	allowAtomic  bool
+	// preCondition holds the {ns, q, res} conditions checked before any
+	// entry is applied (applyops_precondition.go).
+	preCondition []bson.RawValue
 }
 
 // runApplyOps applies oplog entries one by one, as mongod's applyOps does
@@ -46,8 +50,10 @@ type applyOpsParams struct {
 // fine), n (skipped) and c (create, drop, createIndexes, dropIndexes,
 // collMod, renameCollection, dropDatabase alone, nested applyOps).
 //
-// Divergence: preCondition is not implemented (NotImplemented, 238);
-// alwaysUpsert defaults to false as in the newest servers.
+// A preCondition is checked before any entry is applied
+// (checkPreconditions).
+//
+// Divergence: alwaysUpsert defaults to false as in the newest servers.
 // https://www.mongodb.com/docs/v7.0/reference/command/applyOps/
 func runApplyOps(ctx context.Context, r *Request) (bson.D, error) {
 	p, err := parseApplyOps(r)
@@ -59,6 +65,9 @@ func runApplyOps(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, mongoerr.Newf(mongoerr.BadValue, "applyOps nested more than %d levels deep", maxApplyOpsDepth)
 	}
 	ctx = context.WithValue(ctx, applyOpsDepthKey{}, depth+1)
+	if err := r.checkPreconditions(ctx, p.preCondition); err != nil {
+		return nil, err
+	}
 	for _, op := range p.ops {
 		if op.Lookup("op").StringValue() == "c" && firstKey(op.Lookup("o")) == "dropDatabase" && len(p.ops) != 1 {
 			return nil, mongoerr.New(errApplyOpsDropDatabase, "dropDatabase in an applyOps must be the only entry")
@@ -96,7 +105,7 @@ func runApplyOps(ctx context.Context, r *Request) (bson.D, error) {
 // parseApplyOps reads the command and checks every entry's shape, as
 // mongod's OplogApplicationChecks do before anything is applied.
 func parseApplyOps(r *Request) (*applyOpsParams, error) {
-	p := &applyOpsParams{}
+	p := &applyOpsParams{allowAtomic: true}
 	first := r.Body.Index(0).Value()
 	arr, ok := first.ArrayOK()
 	if !ok {
@@ -109,11 +118,19 @@ func parseApplyOps(r *Request) (*applyOpsParams, error) {
 			if !ok {
 				return mongoerr.FieldType("applyOps", k, typeName(v.Type), "bool")
 			}
-			if k == "alwaysUpsert" {
+			switch k {
+			case "alwaysUpsert":
 				p.alwaysUpsert = b
+			case "allowAtomic":
+				p.allowAtomic = b
 			}
 		case "preCondition":
-			return mongoerr.New(mongoerr.NotImplemented, "applyOps preCondition is not supported by Formwork")
+			a, ok := v.ArrayOK()
+			if !ok {
+				return mongoerr.FieldType("applyOps", k, typeName(v.Type), "array")
+			}
+			vals, _ := a.Values()
+			p.preCondition = append([]bson.RawValue{}, vals...)
 		case "prepare":
 			return mongoerr.New(mongoerr.BadValue, "applyOps command can't have 'prepare' field")
 		case "partialTxn":
@@ -135,6 +152,9 @@ func parseApplyOps(r *Request) (*applyOpsParams, error) {
 			return nil, err
 		}
 		p.ops = append(p.ops, op)
+	}
+	if err := checkPreconditionOptions(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -97,8 +97,8 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	defer rows.close()
-	var n int64
-	for {
+	var n, skipped int64
+	for q.limit == 0 || n < q.limit {
 		_, ok, err := rows.next(ctx)
 		if err != nil {
 			return nil, err
@@ -106,9 +106,25 @@ func runCount(ctx context.Context, r *Request) (bson.D, error) {
 		if !ok {
 			break
 		}
+		if skipped < q.skip {
+			skipped++
+			continue
+		}
 		n++
 	}
 	return bson.D{{Key: "n", Value: int32OrLong(n)}}, nil
+}
+
+// countWindow splits n matching documents into those a count with skip
+// and limit (0: none) counts and those it skips, as mongod's COUNT stage
+// reports them (nCounted, nSkipped).
+func countWindow(n, skip, limit int64) (counted, skipped int64) {
+	skipped = min(n, skip)
+	counted = n - skipped
+	if limit > 0 && counted > limit {
+		counted = limit
+	}
+	return counted, skipped
 }
 
 func int32OrLong(n int64) any {

@@ -210,13 +210,19 @@ func explainQuery(ctx context.Context, r *Request, q *query, verb plan.Verbosity
 		took time.Duration
 	)
 	if verb >= plan.ExecutionStats {
-		if n, took, err = x.RunAll(ctx); err != nil {
+		var upTo int64
+		if r.Name == "count" && q.limit > 0 {
+			// mongod's COUNT stage stops once it has counted limit.
+			upTo = q.skip + q.limit
+		}
+		if n, took, err = x.RunUpTo(ctx, upTo); err != nil {
 			return nil, nil, err
 		}
 	}
 	var wrap *plan.Wrap
 	if r.Name == "count" {
-		wrap = &plan.Wrap{Stage: "COUNT", Stats: bson.D{{Key: "nCounted", Value: int32(n)}, {Key: "nSkipped", Value: int32(0)}}}
+		counted, skipped := countWindow(n, q.skip, q.limit)
+		wrap = &plan.Wrap{Stage: "COUNT", Stats: bson.D{{Key: "nCounted", Value: int32(counted)}, {Key: "nSkipped", Value: int32(skipped)}}}
 	}
 	qp = x.QueryPlannerDoc(wrap)
 	if verb >= plan.ExecutionStats {

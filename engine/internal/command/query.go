@@ -186,6 +186,11 @@ func (q *query) planQuery(qe *queryEnv) *plan.Query {
 		NoCache:  qe.explain,
 		Distinct: q.distinct, Count: q.count, Min: q.min, Max: q.max,
 	}
+	if q.count {
+		// The COUNT stage above the plan skips and limits (countWindow),
+		// as mongod's CountStage does: the plan itself has neither.
+		pq.Skip, pq.Limit = 0, 0
+	}
 	if q.allowDiskUse != nil {
 		pq.SortOptions.AllowDiskUse = *q.allowDiskUse
 	}

@@ -43,9 +43,15 @@ type Wrap struct {
 // RunAll runs the executor to the end, discarding rows, for explain's
 // executionStats; it returns the number of rows and the time taken.
 func (x *Executor) RunAll(ctx context.Context) (int64, time.Duration, error) {
+	return x.RunUpTo(ctx, 0)
+}
+
+// RunUpTo runs the executor until it has returned max rows (0: to the
+// end), discarding them, as a count with a limit stops its plan early.
+func (x *Executor) RunUpTo(ctx context.Context, max int64) (int64, time.Duration, error) {
 	start := time.Now()
 	var n int64
-	for {
+	for max <= 0 || n < max {
 		_, _, ok, err := x.Next(ctx)
 		if err != nil {
 			return n, time.Since(start), err

@@ -21,7 +21,7 @@ func (b *builder) distinctPlan() *candidate {
 		return nil
 	}
 	a := &assignment{bounds: allBounds(len(best.paths)), assigned: make([][]*expr, len(best.paths)), tight: map[*expr]tightness{}}
-	return b.distinctCandidate(best, newDistinctScan(b.env, best, a))
+	return b.distinctCandidate(best, newDistinctScan(b.env, best, a, 0))
 }
 
 // distinctIndex reports whether ix can serve a DISTINCT_SCAN of the
@@ -30,6 +30,24 @@ func (b *builder) distinctPlan() *candidate {
 func (b *builder) distinctIndex(ix *indexInfo) bool {
 	return !ix.spec.Hidden && ix.usable() && ix.wild == nil && !ix.spec.IsWildcard() &&
 		ix.partial == nil && ix.paths[0] == b.q.Distinct
+}
+
+// distinctField returns the position of the distinct key in ix, an
+// index that can serve a DISTINCT_SCAN under a filter (visible,
+// non-wildcard; a partial one only reaches here when the filter implies
+// its expression), or -1. Like mongod's distinct command (not strict),
+// the fields before it need not be bounded to points: the command drops
+// the repeats such a scan returns.
+func (b *builder) distinctField(ix *indexInfo) int {
+	if ix.spec.Hidden || !ix.usable() || ix.wild != nil || ix.spec.IsWildcard() {
+		return -1
+	}
+	for i, p := range ix.paths {
+		if p == b.q.Distinct {
+			return i
+		}
+	}
+	return -1
 }
 
 // distinctCandidate puts the covered projection over a distinct scan.
@@ -45,8 +63,8 @@ func (b *builder) distinctCandidate(ix *indexInfo, scan *distinctScan) *candidat
 }
 
 // scanOnly turns an index plan into one that needs no FETCH where the
-// command allows: a DISTINCT_SCAN for a distinct whose key leads the
-// index, not multikey there, with exact bounds (mongod's
+// command allows: a DISTINCT_SCAN for a distinct whose key is a field of
+// the index, not multikey there, with exact bounds (mongod's
 // turnIxscanIntoDistinctIxscan), or a COUNT_SCAN for a count over one
 // contiguous range of a non-multikey index with exact bounds (mongod's
 // turnIxscanIntoCount). It returns nil otherwise.
@@ -56,10 +74,13 @@ func (b *builder) scanOnly(ix *indexInfo, a *assignment, scan *ixScan, fetchPred
 		return nil
 	}
 	switch {
-	case q.Distinct != "" && b.distinctIndex(ix) && len(ix.mk[0]) == 0:
-		ds := newDistinctScan(b.env, ix, a)
-		return b.distinctCandidate(ix, ds)
-	case q.Count && !ix.multikey && scan.simple && q.Skip == 0 && q.Limit == 0:
+	case q.Distinct != "":
+		f := b.distinctField(ix)
+		if f < 0 || len(ix.mk[f]) != 0 {
+			return nil
+		}
+		return b.distinctCandidate(ix, newDistinctScan(b.env, ix, a, f))
+	case q.Count && !ix.multikey && scan.simple:
 		c := &candidate{
 			id:      fmt.Sprintf("COUNT_SCAN %s", ix.id()),
 			indexes: []string{ix.spec.Name},

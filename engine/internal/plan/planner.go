@@ -175,8 +175,21 @@ func SameKeyPattern(a, b bson.Raw) bool {
 	return true
 }
 
-// candidates builds the plans to choose from.
+// candidates builds the plans to choose from. A distinct that gets no
+// DISTINCT_SCAN plans again without its covering projection, as mongod's
+// getExecutorDistinct falls back to a plain find: FETCH or COLLSCAN with
+// no PROJECTION stage.
 func (b *builder) candidates() ([]*candidate, error) {
+	out, err := b.planCandidates()
+	if err != nil || b.q.Distinct == "" || !b.proj.present || distinctScanOf(out) != nil {
+		return out, err
+	}
+	b.proj = projInfo{}
+	return b.planCandidates()
+}
+
+// planCandidates builds the plans to choose from with b's projection.
+func (b *builder) planCandidates() ([]*candidate, error) {
 	hint, err := b.hintIndex()
 	if err != nil {
 		return nil, err
@@ -222,6 +235,9 @@ func (b *builder) candidates() ([]*candidate, error) {
 		}
 		out = append(out, b.buildIndex(ix, a, preds))
 	}
+	if c := distinctScanOf(out); c != nil && b.q.Distinct != "" {
+		return []*candidate{c}, nil
+	}
 	if b.root != nil && b.root.kind == kOr {
 		if c := b.orPlan(b.root, nil, true); c != nil {
 			out = append(out, c)
@@ -255,6 +271,19 @@ func (b *builder) candidates() ([]*candidate, error) {
 		out = append(out, b.collScan())
 	}
 	return out, nil
+}
+
+// distinctScanOf returns the first DISTINCT_SCAN among a distinct's
+// index plans, or nil. mongod's getExecutorDistinct plans with the
+// indexes holding the key and runs the first solution it can turn into a
+// DISTINCT_SCAN without racing it against the others.
+func distinctScanOf(out []*candidate) *candidate {
+	for _, c := range out {
+		if strings.HasPrefix(c.id, "DISTINCT_SCAN ") {
+			return c
+		}
+	}
+	return nil
 }
 
 // entries returns the indexes to consider for the predicates preds, each

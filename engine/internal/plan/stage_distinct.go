@@ -8,19 +8,25 @@ import (
 	"github.com/formworkdb/formwork/engine/internal/keystring"
 )
 
-// distinctScan walks an index returning one key per distinct value of its
-// leading field (DISTINCT_SCAN): after each key it seeks past every other
-// key with the same leading value, as mongod's DistinctScan does. It
-// keeps no record-id set, so a multikey document comes back once per
-// distinct value it holds.
+// distinctScan walks an index returning one key per distinct prefix of
+// its fields up to and including field fieldNo, the distinct key
+// (DISTINCT_SCAN): after each key it seeks past every other key with the
+// same prefix, as mongod's DistinctScan does. When fields before the key
+// are not bounded to one point the same key value may come back once per
+// prefix; the distinct command removes such repeats. It keeps no
+// record-id set, so a multikey document comes back once per distinct
+// value it holds.
 type distinctScan struct {
 	*ixScan
+	fieldNo int
 }
 
-func newDistinctScan(e *env, ix *indexInfo, a *assignment) *distinctScan {
+// newDistinctScan returns a forward DISTINCT_SCAN of ix within a's
+// bounds that skips to the next value of field fieldNo.
+func newDistinctScan(e *env, ix *indexInfo, a *assignment, fieldNo int) *distinctScan {
 	s := newIXScan(e, ix, a, 1)
 	s.dedup, s.seen = false, nil
-	return &distinctScan{s}
+	return &distinctScan{ixScan: s, fieldNo: fieldNo}
 }
 
 func (s *distinctScan) name() string { return "DISTINCT_SCAN" }
@@ -30,9 +36,12 @@ func (s *distinctScan) doWork(ctx context.Context) (state, *member, error) {
 	if err != nil || st != advanced {
 		return st, m, err
 	}
-	_, rest, err := keystring.DecodeValue(m.key, s.ix.desc[0])
-	if err != nil {
-		return 0, nil, err
+	rest := m.key
+	for i := 0; i <= s.fieldNo; i++ {
+		_, rest, err = keystring.DecodeValue(rest, s.ix.desc[i])
+		if err != nil {
+			return 0, nil, err
+		}
 	}
 	next := keystring.PrefixEnd(m.key[:len(m.key)-len(rest)])
 	s.close()
