@@ -177,20 +177,16 @@ func eqBounds(v bson.RawValue) (oil, tightness) {
 
 func rangeBounds(k kind, v bson.RawValue) (oil, tightness) {
 	switch {
-	case v.Type == bson.TypeMaxKey && (k == kLt || k == kLte):
-		if k == kLt {
-			// A whole array is less than MaxKey even when an element is
-			// MaxKey ({a: [MaxKey]} matches), and the index holds only its
-			// elements: scan everything and let the filter decide.
-			return oil{allValues}, inexactFetch
-		}
-		return oil{allValues}, exact
-	case v.Type == bson.TypeMinKey && (k == kGt || k == kGte):
-		if k == kGt {
-			// As for $lt MaxKey: {a: [MinKey]} is greater than MinKey.
-			return oil{allValues}, inexactFetch
-		}
-		return oil{allValues}, exact
+	case v.Type == bson.TypeMaxKey && (k == kLt || k == kLte),
+		v.Type == bson.TypeMinKey && (k == kGt || k == kGte):
+		// A whole array is less than MaxKey and greater than MinKey even
+		// when an element is MaxKey or MinKey ({a: [MaxKey]} matches $lt
+		// MaxKey), and the index holds only the elements; and a dotted
+		// path through an empty array has an index key (null) but no value
+		// the filter compares ({a: []} does not match {"a.x": {$gte:
+		// MinKey}}). So scan everything and let the filter decide, which
+		// also keeps COUNT_SCAN and DISTINCT_SCAN away from these bounds.
+		return oil{allValues}, inexactFetch
 	case v.Type == bson.TypeMaxKey:
 		if k == kGte {
 			return oil{point(maxKey)}, exact
