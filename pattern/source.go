@@ -1,0 +1,297 @@
+package pattern
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// BatchApplier is implemented by a Dependent that applies many changes
+// more cheaply together than one by one (a bulk load); Source.InsertMany
+// and Source.Backfill use it when present.
+type BatchApplier interface {
+	ApplyMany(ctx context.Context, cs []Change) error
+}
+
+// Source is a collection of documents of type C with the Dependents
+// derived from it. Each of its writes changes the source document and
+// then applies the Change to every Dependent, inside one transaction where
+// the deployment has them (see Atomic). Without transactions the source,
+// always written first, stays the truth, and Check with repair rebuilds
+// any copy a failure left behind.
+type Source[C any] struct {
+	coll *mongo.Collection
+	deps []Dependent
+}
+
+// NewSource declares coll as the source of deps. C is the user's child
+// struct (bson tags respected) or bson.D.
+func NewSource[C any](coll *mongo.Collection, deps ...Dependent) *Source[C] {
+	return &Source[C]{coll: coll, deps: deps}
+}
+
+// Collection returns the source collection.
+func (s *Source[C]) Collection() *mongo.Collection { return s.coll }
+
+// Dependents returns the declared copies, in declaration order.
+func (s *Source[C]) Dependents() []Dependent { return s.deps }
+
+// EnsureIndexes creates every Dependent's indexes.
+func (s *Source[C]) EnsureIndexes(ctx context.Context) error {
+	for _, d := range s.deps {
+		if err := d.EnsureIndexes(ctx); err != nil {
+			return fmt.Errorf("%s: %w", d.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Applied hands a write the application already made on the source to
+// every Dependent: for code that cannot route its writes through the
+// Source, and for change-stream-driven maintenance.
+func (s *Source[C]) Applied(ctx context.Context, c Change) error {
+	for _, d := range s.deps {
+		if err := d.Apply(ctx, c); err != nil {
+			return fmt.Errorf("%s: %s %v applied to the source, not to this copy (run Check with repair): %w",
+				d.Name(), c.Op, c.ID(), err)
+		}
+	}
+	return nil
+}
+
+// AppliedMany hands several writes already made to every Dependent,
+// through ApplyMany where a Dependent has it.
+func (s *Source[C]) AppliedMany(ctx context.Context, cs []Change) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	for _, d := range s.deps {
+		var err error
+		if b, ok := d.(BatchApplier); ok {
+			err = b.ApplyMany(ctx, cs)
+		} else {
+			for _, c := range cs {
+				if err = d.Apply(ctx, c); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %d writes applied to the source, not all to this copy (run Check with repair): %w",
+				d.Name(), len(cs), err)
+		}
+	}
+	return nil
+}
+
+// atomic runs fn in a transaction where the deployment has them.
+func (s *Source[C]) atomic(ctx context.Context, fn func(ctx context.Context) error) error {
+	_, err := Atomic(ctx, s.coll.Database().Client(), fn)
+	return err
+}
+
+// Insert inserts child, giving it an ObjectID _id when it has none, and
+// applies the insert to every Dependent. It returns the _id.
+func (s *Source[C]) Insert(ctx context.Context, child C) (any, error) {
+	doc, err := withID(child)
+	if err != nil {
+		return nil, err
+	}
+	err = s.atomic(ctx, func(ctx context.Context) error {
+		if _, err := s.coll.InsertOne(ctx, doc); err != nil {
+			return err
+		}
+		return s.Applied(ctx, Change{Op: Insert, After: doc})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idOf(doc), nil
+}
+
+// InsertMany inserts children in one insertMany (ordered) and applies the
+// inserts to every Dependent, in bulk where the Dependent can: the bulk
+// load and backfill path.
+func (s *Source[C]) InsertMany(ctx context.Context, children []C) ([]any, error) {
+	docs := make([]any, len(children))
+	cs := make([]Change, len(children))
+	ids := make([]any, len(children))
+	for i, c := range children {
+		doc, err := withID(c)
+		if err != nil {
+			return nil, err
+		}
+		docs[i], cs[i], ids[i] = doc, Change{Op: Insert, After: doc}, idOf(doc)
+	}
+	if len(docs) == 0 {
+		return ids, nil
+	}
+	err := s.atomic(ctx, func(ctx context.Context) error {
+		if _, err := s.coll.InsertMany(ctx, docs); err != nil {
+			return err
+		}
+		return s.AppliedMany(ctx, cs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// Update applies update (operators or a pipeline) to the source document
+// id, applies the change to every Dependent and returns the document as
+// it now is. The before and after images come from a compare-and-set on
+// the whole document, so each Dependent sees exactly this write's change
+// even when other writers update the same document. A change of the
+// parent field is a move to another parent. It wraps ErrNotFound.
+func (s *Source[C]) Update(ctx context.Context, id any, update any) (C, error) {
+	var out C
+	err := s.atomic(ctx, func(ctx context.Context) error {
+		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
+			return s.coll.FindOneAndUpdate(ctx, same(id, before), update,
+				options.FindOneAndUpdate().SetReturnDocument(options.After)), nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := bson.Unmarshal(after, &out); err != nil {
+			return err
+		}
+		return s.Applied(ctx, Change{Op: Update, Before: before, After: after})
+	})
+	return out, err
+}
+
+// Replace replaces the source document id with child (whose _id, if set,
+// must be id) and applies the change to every Dependent. It wraps
+// ErrNotFound.
+func (s *Source[C]) Replace(ctx context.Context, id any, child C) error {
+	doc, err := bson.Marshal(child)
+	if err != nil {
+		return err
+	}
+	return s.atomic(ctx, func(ctx context.Context) error {
+		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
+			return s.coll.FindOneAndReplace(ctx, same(id, before), bson.Raw(doc),
+				options.FindOneAndReplace().SetReturnDocument(options.After)), nil
+		})
+		if err != nil {
+			return err
+		}
+		return s.Applied(ctx, Change{Op: Update, Before: before, After: after})
+	})
+}
+
+// Delete deletes the source document id and applies the delete to every
+// Dependent. It returns the deleted document and wraps ErrNotFound.
+func (s *Source[C]) Delete(ctx context.Context, id any) (C, error) {
+	var out C
+	err := s.atomic(ctx, func(ctx context.Context) error {
+		gone, err := s.coll.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return fmt.Errorf("delete %v: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := bson.Unmarshal(gone, &out); err != nil {
+			return err
+		}
+		return s.Applied(ctx, Change{Op: Delete, Before: gone})
+	})
+	return out, err
+}
+
+// Get reads the source document id. It wraps ErrNotFound.
+func (s *Source[C]) Get(ctx context.Context, id any) (C, error) {
+	var out C
+	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&out)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return out, fmt.Errorf("get %v: %w", id, ErrNotFound)
+	}
+	return out, err
+}
+
+// Check checks (and with repair, repairs) every Dependent.
+func (s *Source[C]) Check(ctx context.Context, repair bool) ([]Result, error) {
+	out := make([]Result, 0, len(s.deps))
+	for _, d := range s.deps {
+		r, err := d.Check(ctx, repair)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", d.Name(), err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// maxSwaps bounds the compare-and-set retries of one Update under
+// contention on one document.
+const maxSwaps = 1000
+
+// swap reads the document id, runs write with a filter matching it only
+// while unchanged, and retries when another writer got there first. It
+// returns the before and after images.
+func (s *Source[C]) swap(ctx context.Context, id any, write func(before bson.Raw) (*mongo.SingleResult, error)) (before, after bson.Raw, err error) {
+	for range maxSwaps {
+		before, err = s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil, fmt.Errorf("update %v: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := write(before)
+		if err != nil {
+			return nil, nil, err
+		}
+		after, err = res.Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			continue // changed between the read and the write
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return before, after, nil
+	}
+	return nil, nil, fmt.Errorf("update %v: gave up after %d concurrent changes", id, maxSwaps)
+}
+
+// same matches the document id only while it is exactly before.
+func same(id any, before bson.Raw) bson.D {
+	return bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
+		"$$ROOT", bson.D{{Key: "$literal", Value: before}},
+	}}}}}
+}
+
+// withID marshals child and gives it a new ObjectID _id in front when it
+// has none, as the driver would, so the Change carries the stored _id.
+func withID(child any) (bson.Raw, error) {
+	doc, err := bson.Marshal(child)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := bson.Raw(doc).LookupErr("_id"); err == nil {
+		return doc, nil
+	}
+	var d bson.D
+	if err := bson.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	d = append(bson.D{{Key: "_id", Value: bson.NewObjectID()}}, d...)
+	return bson.Marshal(d)
+}
+
+// idOf returns the _id of doc as a Go value.
+func idOf(doc bson.Raw) any {
+	var v any
+	_ = doc.Lookup("_id").Unmarshal(&v)
+	return v
+}
