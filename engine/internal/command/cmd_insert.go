@@ -27,18 +27,28 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
 		return nil, err
 	}
+	// Validate and complete every document before taking the write lock:
+	// only the index keys and the batch are built under it.
+	prepared := make([]bson.Raw, len(docs))
+	prepErrs := make([]error, len(docs))
+	for i, d := range docs {
+		prepared[i], prepErrs[i] = prepareInsert(fillEmptyTimestamps(d, r.Env.clock.now))
+		if prepErrs[i] != nil && ordered {
+			break
+		}
+	}
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)
 		if err != nil {
 			return err
 		}
-		for i, d := range docs {
+		for i, doc := range prepared {
 			if err := ctx.Err(); err != nil && ordered {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: mongoerr.As(ctxErr(err))})
 				return nil
 			}
-			doc, err := prepareInsert(fillEmptyTimestamps(d, r.Env.clock.now))
+			err := prepErrs[i]
 			if err == nil {
 				_, err = w.Insert(c, doc)
 			}

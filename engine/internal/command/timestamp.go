@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
 // fillEmptyTimestamps replaces each top-level Timestamp(0, 0) of doc, other
@@ -13,23 +14,28 @@ import (
 // that).
 // https://www.mongodb.com/docs/v7.0/reference/bson-types/#timestamps
 func fillEmptyTimestamps(doc bson.Raw, tick func() bson.Timestamp) bson.Raw {
-	elems, err := doc.Elements()
-	if err != nil {
+	if len(doc) < 5 {
 		return doc
 	}
 	found := false
-	for _, e := range elems {
-		if isEmptyTimestamp(e) {
-			found = true
-			break
+	for rest := doc[4 : len(doc)-1]; len(rest) > 0 && !found; {
+		e, r, ok := bsoncore.ReadElement(rest)
+		if !ok {
+			return doc
 		}
+		found, rest = isEmptyTimestamp(bson.RawElement(e)), r
 	}
 	if !found {
 		return doc
 	}
 	out := make([]byte, 4, len(doc))
-	for _, e := range elems {
-		if !isEmptyTimestamp(e) {
+	for rest := doc[4 : len(doc)-1]; len(rest) > 0; {
+		e, r, ok := bsoncore.ReadElement(rest)
+		if !ok {
+			return doc
+		}
+		rest = r
+		if !isEmptyTimestamp(bson.RawElement(e)) {
 			out = append(out, e...)
 			continue
 		}

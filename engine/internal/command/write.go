@@ -1,12 +1,14 @@
 package command
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
@@ -130,43 +132,52 @@ func prepareInsert(doc bson.Raw) (bson.Raw, error) {
 	if len(doc) > wire.MaxDocumentSize {
 		return nil, mongoerr.Newf(mongoerr.BadValue, "object to insert too large. size in bytes: %d, max size: %d", len(doc), wire.MaxDocumentSize)
 	}
-	elems, err := doc.Elements()
-	if err != nil {
-		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid document: %v", err)
+	if len(doc) < 5 || int(binary.LittleEndian.Uint32(doc)) != len(doc) || doc[len(doc)-1] != 0 {
+		return nil, mongoerr.New(mongoerr.InvalidBSON, "invalid document: length does not match its bytes")
+	}
+	// One walk over the top level finds _id; depth walks the nesting,
+	// neither allocating: this is the insert hot path.
+	var id bsoncore.Element
+	idFirst, n := false, 0
+	for rest := bsoncore.Document(doc)[4 : len(doc)-1]; len(rest) > 0; n++ {
+		e, r, ok := bsoncore.ReadElement(rest)
+		if !ok {
+			return nil, mongoerr.New(mongoerr.InvalidBSON, "invalid document: malformed element")
+		}
+		if e.Key() == "_id" {
+			if id != nil {
+				return nil, mongoerr.New(mongoerr.BadValue, "can't have multiple _id fields in one document")
+			}
+			id, idFirst = e, n == 0
+		}
+		rest = r
 	}
 	if depth(doc, 0) > maxDepth {
 		return nil, mongoerr.Newf(mongoerr.Overflow, "cannot insert document because it exceeds %d levels of nesting", maxDepth)
 	}
-	idAt := -1
-	for i, e := range elems {
-		if e.Key() == "_id" {
-			if idAt >= 0 {
-				return nil, mongoerr.New(mongoerr.BadValue, "can't have multiple _id fields in one document")
-			}
-			idAt = i
-		}
-	}
-	if idAt >= 0 {
-		if err := checkID(elems[idAt].Value()); err != nil {
+	if id != nil {
+		if err := checkID(bson.RawValue{Type: bson.Type(id.Value().Type), Value: id.Value().Data}); err != nil {
 			return nil, err
 		}
-		if idAt == 0 {
+		if idFirst {
 			return doc, nil
 		}
 	}
 	out := make([]byte, 4, len(doc)+17)
-	if idAt >= 0 {
-		out = append(out, elems[idAt]...)
+	if id != nil {
+		out = append(out, id...)
 	} else {
 		out = append(out, byte(bson.TypeObjectID))
 		out = append(out, "_id\x00"...)
-		id := bson.NewObjectID()
-		out = append(out, id[:]...)
+		oid := bson.NewObjectID()
+		out = append(out, oid[:]...)
 	}
-	for i, e := range elems {
-		if i != idAt {
+	for rest := bsoncore.Document(doc)[4 : len(doc)-1]; len(rest) > 0; {
+		e, r, _ := bsoncore.ReadElement(rest)
+		if e.Key() != "_id" {
 			out = append(out, e...)
 		}
+		rest = r
 	}
 	out = append(out, 0)
 	putLen(out)
@@ -217,19 +228,20 @@ func dollarField(d bson.Raw) (string, bool) {
 
 func depth(d bson.Raw, level int) int {
 	max := level
-	elems, _ := d.Elements()
-	for _, e := range elems {
-		v := e.Value()
-		var sub bson.Raw
-		switch v.Type {
-		case bson.TypeEmbeddedDocument:
-			sub = v.Document()
-		case bson.TypeArray:
-			sub = bson.Raw(v.Array())
-		default:
+	if len(d) < 5 {
+		return max
+	}
+	for rest := d[4 : len(d)-1]; len(rest) > 0; {
+		e, r, ok := bsoncore.ReadElement(rest)
+		if !ok {
+			return max
+		}
+		rest = r
+		t := bsoncore.Type(e[0])
+		if t != bsoncore.TypeEmbeddedDocument && t != bsoncore.TypeArray {
 			continue
 		}
-		if n := depth(sub, level+1); n > max {
+		if n := depth(bson.Raw(e.Value().Data), level+1); n > max {
 			max = n
 		}
 		if max > maxDepth {
