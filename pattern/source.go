@@ -12,7 +12,7 @@ import (
 
 // BatchApplier is implemented by a Dependent that applies many changes
 // more cheaply together than one by one (a bulk load); Source.InsertMany
-// and Source.Backfill use it when present.
+// and Source.AppliedMany use it when present.
 type BatchApplier interface {
 	ApplyMany(ctx context.Context, cs []Change) error
 }
