@@ -243,6 +243,13 @@ func TestRollupPlans(t *testing.T) {
 		if res := explaintest.Run(t, f.db, cmd); res.HasStage("COLLSCAN") || res.HasStage("SORT") || !res.Uses("productId_1_stars_1") {
 			t.Fatalf("min/max plan (dir %d) %v: want an index scan of productId_1_stars_1, no COLLSCAN, no SORT", dir, res)
 		}
+		stats, err := f.db.RunCommand(context.Background(), bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "executionStats"}}).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keys := stats.Lookup("executionStats", "totalKeysExamined").AsInt64(); keys != 1 {
+			t.Fatalf("min/max lookup (dir %d) examined %d keys of 20, want 1", dir, keys)
+		}
 	}
 	cmd := bson.D{{Key: "aggregate", Value: "reviews"}, {Key: "pipeline", Value: bson.A{
 		bson.D{{Key: "$match", Value: bson.D{{Key: "productId", Value: "p2"}, {Key: "stars", Value: typed}}}},
