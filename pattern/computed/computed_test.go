@@ -124,6 +124,19 @@ func TestRollupInsertEditMoveDelete(t *testing.T) {
 	if _, err := f.r.Move(ctx, r3, "nope"); !errors.Is(err, ErrParentNotFound) {
 		t.Fatalf("move to an unknown parent = %v", err)
 	}
+	// A move to a missing parent (here through a bare update) leaves the
+	// child counting nowhere; moving it back counts it again.
+	if _, err := f.r.Update(ctx, r3, bson.D{{Key: "$set", Value: bson.D{{Key: "productId", Value: "nope"}}}}); !errors.Is(err, ErrParentNotFound) {
+		t.Fatalf("update to an unknown parent = %v", err)
+	}
+	f.requireTotals(t, "p2", Totals{Sum: 5, Count: 2, Min: 1, Max: 4})
+	if rep, err := f.r.Verify(ctx); err != nil || len(rep.Drifted) != 0 || rep.Orphans != 1 {
+		t.Fatalf("verify with an orphan: %+v, %v", rep, err)
+	}
+	if _, err := f.r.Move(ctx, r3, "p2"); err != nil {
+		t.Fatal(err)
+	}
+	f.requireTotals(t, "p2", Totals{Sum: 10, Count: 3, Min: 1, Max: 5})
 	if _, err := f.r.Get(ctx, "nope"); !errors.Is(err, ErrParentNotFound) {
 		t.Fatalf("Get of an unknown parent = %v", err)
 	}

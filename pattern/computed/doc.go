@@ -108,8 +108,8 @@
 //     quiet collection (or twice) converges;
 //   - DeleteParent under Cascade deletes the parent first, so a child
 //     inserted meanwhile either finds no parent or is deleted with the
-//     rest; a failure between the two deletes leaves orphans that Repair
-//     deletes. Under Refuse, a child inserted between the check and the
+//     rest; a failure between the two deletes, or a move racing the
+//     cascade, leaves orphans that Repair deletes. Under Refuse, a child inserted between the check and the
 //     delete is orphaned, and Check lists it.
 //
 // # Parent delete

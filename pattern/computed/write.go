@@ -62,7 +62,9 @@ func (r *Rollup[P, C]) Insert(ctx context.Context, child C) (any, error) {
 		if _, err := r.children.InsertOne(ctx, doc); err != nil {
 			return err
 		}
-		err := r.Apply(ctx, pattern.Change{Op: pattern.Insert, After: doc})
+		var ds deltas
+		r.add(&ds, pattern.Change{Op: pattern.Insert, After: doc})
+		err := r.write(ctx, ds)
 		if errors.Is(err, ErrParentNotFound) {
 			// Without a transaction the child is already stored: take it
 			// back. It counts nowhere, so the totals stay right meanwhile.
