@@ -146,9 +146,11 @@
 // One extra write per child write (three more when a removal takes away
 // the current min or max), and the parent becomes a hot document when
 // many children of one parent are written at once, in exchange for
-// reading one document instead of all of a parent's children: at 10,000
-// reviews per product, reading the average from the totals is hundreds
-// of times cheaper than a $group at read time (see bench_test.go).
+// reading one document instead of all of a parent's children. On the
+// embedded engine (bench_test.go) an insert costs 2 round trips instead
+// of 1, while reading the average costs one document whatever the number
+// of reviews, against a $group at read time that grows with them: about
+// 0.1 ms against 1.4 ms at 100 reviews and 50 ms at 10,000.
 //
 // # Mistakes it guards against
 //
