@@ -101,7 +101,8 @@ type Config struct {
 	Parent string
 	// Value is the child field the statistics are kept over, e.g.
 	// "stars": an int32, int64 or double. A child without a number there
-	// counts nowhere.
+	// counts nowhere. Parent and Value may be dotted paths through
+	// subdocuments, never through arrays.
 	Value string
 	// Target is the parent's subdocument holding the totals, e.g.
 	// "rating" or "stats.rating".
