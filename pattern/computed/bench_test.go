@@ -144,3 +144,37 @@ func BenchmarkDeleteMin(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad loads 1,000 reviews of 10 products: one by one with
+// Insert (two writes each), or with InsertMany (one insertMany and one
+// update per product, through ApplyMany). One op is the whole load.
+func BenchmarkLoad(b *testing.B) {
+	for _, form := range []string{"insert", "insertmany"} {
+		b.Run("form="+form, func(b *testing.B) {
+			ctx := context.Background()
+			db, count := testenv.Monitored(b)
+			var products []string
+			for p := range 10 {
+				products = append(products, fmt.Sprint("p", p))
+			}
+			f := fixtureOn(b, db, allConfig(), products...)
+			rs := make([]review, 1000)
+			for i := range rs {
+				rs[i] = review{Product: products[i%10], Stars: i%5 + 1}
+			}
+			count.Reset()
+			for b.Loop() {
+				if form == "insert" {
+					for _, rv := range rs {
+						if _, err := f.r.Insert(ctx, rv); err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else if _, err := f.r.InsertMany(ctx, rs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
+		})
+	}
+}
