@@ -2,6 +2,7 @@ package computed_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -10,55 +11,205 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/formworkdb/formwork/engine"
+	"github.com/formworkdb/formwork/pattern"
 	"github.com/formworkdb/formwork/pattern/computed"
 )
 
-// A product keeps the sum and count of its ratings; the average is
-// computed on read from one document.
-func Example() {
-	ctx := context.Background()
+// Product is the parent: its rating is kept by the pattern.
+type Product struct {
+	ID     string          `bson:"_id"`
+	Name   string          `bson:"name"`
+	Rating computed.Totals `bson:"rating,omitempty"`
+}
+
+// Review is a child: it names its product and holds the stars.
+type Review struct {
+	ID        any    `bson:"_id,omitempty"`
+	ProductID string `bson:"productId"`
+	Stars     int    `bson:"stars"`
+}
+
+// connect opens an in-memory engine and returns a database on it.
+func connect(ctx context.Context) (*mongo.Database, func()) {
 	eng, err := engine.Open(ctx, engine.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer eng.Close()
 	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://localhost").SetDialer(eng.Dialer()))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Disconnect(ctx)
-	db := client.Database("shop")
+	return client.Database("shop"), func() { client.Disconnect(ctx); eng.Close() }
+}
 
-	m, err := computed.New(db.Collection("products"), db.Collection("ratings"), computed.Config{
+// rating declares the running totals of the reviews' stars in each
+// product's rating.
+func rating(ctx context.Context, db *mongo.Database, policy computed.Policy) *computed.Rollup[Product, Review] {
+	r, err := computed.New[Product, Review](db.Collection("products"), db.Collection("reviews"), computed.Config{
 		Parent: "productId", Value: "stars", Target: "rating",
+		Stats:          computed.Sum | computed.Count | computed.Min | computed.Max,
+		OnParentDelete: policy,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := m.EnsureIndexes(ctx); err != nil {
+	if err := r.EnsureIndexes(ctx); err != nil {
 		log.Fatal(err)
 	}
-	db.Collection("products").InsertOne(ctx, bson.D{{Key: "_id", Value: "widget"}})
-	show := func(label string) {
-		avg, n, _ := m.Average(ctx, "widget")
-		var p struct {
-			Rating struct{ Sum, Count int64 }
+	return r
+}
+
+// A product keeps the sum, count, min and max of its reviews' stars; the
+// product page reads one document, with the average computed from sum and
+// count.
+func ExampleNew() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	ratings := rating(ctx, db, computed.Refuse)
+	db.Collection("products").InsertOne(ctx, Product{ID: "widget", Name: "Super Widget"})
+
+	for _, stars := range []int{5, 4, 2} {
+		if _, err := ratings.Insert(ctx, Review{ProductID: "widget", Stars: stars}); err != nil {
+			log.Fatal(err)
 		}
-		db.Collection("products").FindOne(ctx, bson.D{{Key: "_id", Value: "widget"}}).Decode(&p)
-		fmt.Printf("%-13s stored sum=%d count=%d, average %.2f of %d\n", label, p.Rating.Sum, p.Rating.Count, avg, n)
 	}
+	p, err := ratings.Parent(ctx, "widget")
+	if err != nil {
+		log.Fatal(err)
+	}
+	avg, _ := p.Rating.Average()
+	fmt.Printf("%s: %.2f from %d reviews, %v to %v stars\n", p.Name, avg, p.Rating.Count, p.Rating.Min, p.Rating.Max)
+	// Output:
+	// Super Widget: 3.67 from 3 reviews, 2 to 5 stars
+}
+
+// Editing a review adds the difference to the sum; when the edit raises
+// the old minimum, the minimum is recomputed from the reviews.
+func ExampleRollup_Edit() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	ratings := rating(ctx, db, computed.Refuse)
+	db.Collection("products").InsertOne(ctx, Product{ID: "widget"})
 	var ids []any
 	for _, stars := range []int{5, 4, 2} {
-		id, _ := m.Insert(ctx, bson.D{{Key: "productId", Value: "widget"}, {Key: "stars", Value: stars}})
+		id, _ := ratings.Insert(ctx, Review{ProductID: "widget", Stars: stars})
 		ids = append(ids, id)
 	}
-	show("three ratings")
-	m.Edit(ctx, ids[2], 5)
-	show("edit 2 to 5")
-	m.Delete(ctx, ids[0])
-	show("delete a 5")
+	if _, err := ratings.Edit(ctx, ids[2], 5); err != nil {
+		log.Fatal(err)
+	}
+	t, _ := ratings.Get(ctx, "widget")
+	fmt.Printf("sum %v of %d, min %v, max %v\n", t.Sum, t.Count, t.Min, t.Max)
 	// Output:
-	// three ratings stored sum=11 count=3, average 3.67 of 3
-	// edit 2 to 5   stored sum=14 count=3, average 4.67 of 3
-	// delete a 5    stored sum=9 count=2, average 4.50 of 2
+	// sum 14 of 3, min 4, max 5
+}
+
+// Moving a review to another product subtracts it from the first and adds
+// it to the second, with one call.
+func ExampleRollup_Move() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	ratings := rating(ctx, db, computed.Refuse)
+	db.Collection("products").InsertMany(ctx, []any{Product{ID: "widget"}, Product{ID: "gadget"}})
+	id, _ := ratings.Insert(ctx, Review{ProductID: "widget", Stars: 4})
+	ratings.Insert(ctx, Review{ProductID: "gadget", Stars: 2})
+	if _, err := ratings.Move(ctx, id, "gadget"); err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range []string{"widget", "gadget"} {
+		t, _ := ratings.Get(ctx, p)
+		avg, ok := t.Average()
+		fmt.Printf("%s: %d reviews, average %.1f (%v)\n", p, t.Count, avg, ok)
+	}
+	// Output:
+	// widget: 0 reviews, average 0.0 (false)
+	// gadget: 2 reviews, average 3.0 (true)
+}
+
+// The average is derived from the stored sum and count, never stored.
+func ExampleTotals_Average() {
+	t := computed.Totals{Sum: 11, Count: 3, Min: 2, Max: 5}
+	avg, ok := t.Average()
+	fmt.Printf("%.3f %v\n", avg, ok)
+	_, ok = computed.Totals{}.Average()
+	fmt.Println(ok)
+	// Output:
+	// 3.667 true
+	// false
+}
+
+// DeleteParent follows Config.OnParentDelete: Refuse keeps a product
+// that still has reviews, Cascade deletes the reviews with it.
+func ExampleRollup_DeleteParent() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	for _, policy := range []computed.Policy{computed.Refuse, computed.Cascade} {
+		ratings := rating(ctx, db, policy)
+		id := policy.String() + "-widget"
+		db.Collection("products").InsertOne(ctx, Product{ID: id})
+		ratings.Insert(ctx, Review{ProductID: id, Stars: 4})
+		ratings.Insert(ctx, Review{ProductID: id, Stars: 2})
+		n, err := ratings.DeleteParent(ctx, id)
+		left, _ := db.Collection("reviews").CountDocuments(ctx, bson.D{{Key: "productId", Value: id}})
+		fmt.Printf("%v: %d deleted, %d left, has children: %v\n", policy, n, left, errors.Is(err, computed.ErrHasChildren))
+	}
+	// Output:
+	// refuse: 0 deleted, 2 left, has children: true
+	// cascade: 2 deleted, 0 left, has children: false
+}
+
+// Check compares every product's totals with its reviews; with repair it
+// recomputes the ones that drifted (here, after a review was written
+// without the pattern).
+func ExampleRollup_Check() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	ratings := rating(ctx, db, computed.Refuse)
+	db.Collection("products").InsertOne(ctx, Product{ID: "widget"})
+	ratings.Insert(ctx, Review{ProductID: "widget", Stars: 4})
+	db.Collection("reviews").InsertOne(ctx, Review{ProductID: "widget", Stars: 1}) // bypasses the pattern
+
+	res, _ := ratings.Check(ctx, false)
+	fmt.Println(res.Problems, res.Details)
+	res, _ = ratings.Check(ctx, true)
+	fmt.Println("repaired", res.Repaired)
+	t, _ := ratings.Get(ctx, "widget")
+	fmt.Printf("sum %v of %d, min %v\n", t.Sum, t.Count, t.Min)
+	// Output:
+	// 1 [parent "widget": sum 4 want 5; count 1 want 2; min 4 want 1]
+	// repaired 1
+	// sum 5 of 2, min 1
+}
+
+// A Rollup is a pattern.Dependent: declared on one Source with other
+// copies of the reviews, each write is one call that maintains them all.
+// InsertMany (the bulk load) writes one update per product.
+func ExampleRollup_Apply() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	ratings := rating(ctx, db, computed.Refuse)
+	db.Collection("products").InsertMany(ctx, []any{Product{ID: "widget"}, Product{ID: "gadget"}})
+
+	reviews := pattern.NewSource[Review](db.Collection("reviews"), ratings /*, window, … */)
+	ids, err := reviews.InsertMany(ctx, []Review{
+		{ProductID: "widget", Stars: 5}, {ProductID: "widget", Stars: 3}, {ProductID: "gadget", Stars: 4},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	reviews.Update(ctx, ids[1], bson.D{{Key: "$set", Value: bson.D{{Key: "productId", Value: "gadget"}}}})
+	reviews.Delete(ctx, ids[0])
+	for _, p := range []string{"widget", "gadget"} {
+		t, _ := ratings.Get(ctx, p)
+		fmt.Printf("%s: sum %v of %d\n", p, t.Sum, t.Count)
+	}
+	// Output:
+	// widget: sum 0 of 0
+	// gadget: sum 7 of 2
 }

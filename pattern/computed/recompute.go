@@ -8,98 +8,99 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
-// Drift is one parent whose stored total disagrees with its sources.
-type Drift struct {
-	ID     bson.RawValue // the parent's _id
-	Stored Total
-	Want   Total
-}
+// maxAttempts bounds every compare-and-set loop on one parent's totals.
+const maxAttempts = 64
 
-// Report is the outcome of Verify or Repair.
-type Report struct {
-	// Checked counts the parents compared.
-	Checked int64
-	// Drifted lists the parents whose stored total is wrong, in _id order.
-	Drifted []Drift
-	// Orphans counts source documents whose parent does not exist.
-	Orphans int64
-	// Repaired counts the parents Repair recomputed.
-	Repaired int64
-}
-
-// Recompute sums parent's source documents (through the {<Parent>: 1}
-// index) and stores the result as its total, replacing whatever was
-// there, by compare-and-set against the total read before the sum, so a
-// concurrent $inc is never overwritten (Recompute retries instead). Source
-// documents whose value is not a number count but add nothing, as $sum
-// does. The sum runs on the server ($match + $group). It wraps
-// ErrParentNotFound and ErrContention.
-func (m *Mean) Recompute(ctx context.Context, parent any) (Total, error) {
-	t, err := m.recompute(ctx, parent)
+// Recompute computes parent's totals from its children (a $match through
+// the {<Parent>: 1, <Value>: 1} index, then $group) and stores them,
+// replacing what was there, by compare-and-set on the revision read
+// before the children: a concurrent Apply bumps the revision and
+// Recompute retries rather than overwrite it. In a transaction (see
+// pattern.Atomic) the result is exact; without one, a writer caught
+// between its child write and its Apply can be counted twice (see
+// doc.go). It wraps ErrParentNotFound and ErrContention.
+func (r *Rollup[P, C]) Recompute(ctx context.Context, parent any) (Totals, error) {
+	var s stored
+	_, err := pattern.Atomic(ctx, r.parents.Database().Client(), func(ctx context.Context) error {
+		var err error
+		s, err = r.recompute(ctx, parent)
+		return err
+	})
 	if err != nil {
-		return Total{}, fmt.Errorf("computed: recompute: %w", err)
+		return Totals{}, fmt.Errorf("computed: recompute %v: %w", parent, err)
 	}
-	return t, nil
+	return s.totals(), nil
 }
 
-// recompute is Recompute without the verb in its errors, for Repair.
-func (m *Mean) recompute(ctx context.Context, parent any) (Total, error) {
+// recompute is Recompute without the transaction or the verb in errors.
+func (r *Rollup[P, C]) recompute(ctx context.Context, parent any) (stored, error) {
 	for range maxAttempts {
-		doc, err := m.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
-			options.FindOne().SetProjection(bson.D{{Key: m.cfg.Target, Value: 1}})).Raw()
+		doc, err := r.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
+			options.FindOne().SetProjection(bson.D{{Key: r.path("rev"), Value: 1}})).Raw()
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return Total{}, fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
+			return stored{}, ErrParentNotFound
 		}
 		if err != nil {
-			return Total{}, err
+			return stored{}, err
 		}
-		sum, count, err := m.scanOne(ctx, parent)
+		id := doc.Lookup("_id")
+		var want stored
+		err = r.group(ctx, bson.D{{Key: r.cfg.Parent, Value: id}}, nil, func(_ bson.RawValue, s stored) { want = s })
 		if err != nil {
-			return Total{}, err
+			return stored{}, err
 		}
-		cas := bson.D{{Key: "_id", Value: parent}}
-		if stored, err := doc.LookupErr(m.cfg.Target); err == nil {
-			cas = append(cas, bson.E{Key: m.cfg.Target, Value: stored})
-		} else {
-			cas = append(cas, bson.E{Key: m.cfg.Target, Value: bson.D{{Key: "$exists", Value: false}}})
-		}
-		set := bson.D{{Key: "$set", Value: bson.D{{Key: m.cfg.Target, Value: bson.D{
-			{Key: "count", Value: count}, {Key: "sum", Value: sum.value()}}}}}}
-		res, err := m.parents.UpdateOne(ctx, cas, set)
+		res, err := r.parents.UpdateOne(ctx, r.atRev(id, lookup(doc, r.path("rev"))), r.set(want))
 		if err != nil {
-			return Total{}, err
+			return stored{}, r.advise(err)
 		}
 		if res.MatchedCount == 1 {
-			return Total{Sum: sum.float(), Count: count}, nil
+			return want, nil
 		}
 	}
-	return Total{}, ErrContention
+	return stored{}, ErrContention
 }
 
-// scanOne sums the sources of one parent on the server: $match on the
-// parent field (through the {<Parent>: 1} index), then $group.
-func (m *Mean) scanOne(ctx context.Context, parent any) (number, int64, error) {
-	var sum number
-	var count int64
-	err := m.group(ctx, bson.D{{Key: m.cfg.Parent, Value: parent}}, nil, func(_ bson.RawValue, r running) {
-		sum, count = r.sum, r.count
-	})
-	return sum, count, err
+// set stores s as the kept totals and bumps the revision; one path per
+// field, so a target holding other fields keeps them.
+func (r *Rollup[P, C]) set(s stored) bson.D {
+	var set bson.D
+	if r.cfg.Stats.has(Sum) {
+		set = append(set, bson.E{Key: r.path("sum"), Value: s.sum.value()})
+	}
+	if r.cfg.Stats.has(Count) {
+		set = append(set, bson.E{Key: r.path("count"), Value: s.count})
+	}
+	u := r.setExtremes(s.min, s.max)
+	for i, e := range u {
+		if e.Key == "$set" {
+			u[i].Value = append(set, e.Value.(bson.D)...)
+			set = nil
+		}
+	}
+	if len(set) > 0 {
+		u = append(u, bson.E{Key: "$set", Value: set})
+	}
+	return append(u, bson.E{Key: "$inc", Value: bson.D{{Key: r.path("rev"), Value: int64(1)}}})
 }
 
-// group runs {$match: match}, {$group: {_id: by, count: {$sum: 1}, sum:
-// {$sum: "$<Value>"}}} on the sources and calls fn with each group. by
-// nil groups everything into one. A sum that is not an int32, int64 or
-// double (a Decimal128 source) counts as zero, as numberOf reads it.
-func (m *Mean) group(ctx context.Context, match bson.D, by any, fn func(id bson.RawValue, r running)) error {
-	cur, err := m.sources.Aggregate(ctx, mongo.Pipeline{
+// group runs {$match: match (counted children only)}, {$group: {_id: by,
+// count, sum, min, max}} on the children and calls fn per group; by nil
+// groups everything into one.
+func (r *Rollup[P, C]) group(ctx context.Context, match bson.D, by any, fn func(id bson.RawValue, s stored)) error {
+	v := "$" + r.cfg.Value
+	match = append(match, bson.E{Key: r.cfg.Value, Value: bson.D{{Key: "$type", Value: numberTypes}}})
+	cur, err := r.children.Aggregate(ctx, mongo.Pipeline{
 		{{Key: "$match", Value: match}},
 		{{Key: "$group", Value: bson.D{
 			{Key: "_id", Value: by},
 			{Key: "count", Value: bson.D{{Key: "$sum", Value: 1}}},
-			{Key: "sum", Value: bson.D{{Key: "$sum", Value: "$" + m.cfg.Value}}},
+			{Key: "sum", Value: bson.D{{Key: "$sum", Value: v}}},
+			{Key: "min", Value: bson.D{{Key: "$min", Value: v}}},
+			{Key: "max", Value: bson.D{{Key: "$max", Value: v}}},
 		}}},
 	})
 	if err != nil {
@@ -107,98 +108,20 @@ func (m *Mean) group(ctx context.Context, match bson.D, by any, fn func(id bson.
 	}
 	defer cur.Close(ctx)
 	for cur.Next(ctx) {
-		var r running
-		c := cur.Current.Lookup("count")
-		if n, ok := numberOf(c); ok && !n.isFloat {
-			r.count = n.i
+		var s stored
+		if n, ok := numberOf(cur.Current.Lookup("count")); ok && !n.isFloat {
+			s.count = n.i
 		}
-		r.sum, _ = numberOf(cur.Current.Lookup("sum"))
+		s.sum, _ = numberOf(cur.Current.Lookup("sum"))
+		if n, ok := numberOf(cur.Current.Lookup("min")); ok {
+			s.min = opt{n, true}
+		}
+		if n, ok := numberOf(cur.Current.Lookup("max")); ok {
+			s.max = opt{n, true}
+		}
 		id := cur.Current.Lookup("_id")
 		id.Value = append([]byte(nil), id.Value...) // Current is reused by Next
-		fn(id, r)
+		fn(id, s)
 	}
 	return cur.Err()
-}
-
-// Verify recomputes every parent's total from the source collection and
-// reports the parents whose stored total differs (a parent with no
-// sources must hold zero). The server sums the sources per parent with
-// one $group; Verify keeps one total per parent in memory and compares
-// them with the parents; it writes nothing. Totals being updated while
-// Verify runs may be reported.
-func (m *Mean) Verify(ctx context.Context) (Report, error) {
-	rep, err := m.verify(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("computed: verify: %w", err)
-	}
-	return rep, nil
-}
-
-// Repair runs Verify and Recomputes every drifted parent. The Report is
-// Verify's with Repaired set; a parent deleted meanwhile is skipped.
-func (m *Mean) Repair(ctx context.Context) (Report, error) {
-	rep, err := m.verify(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("computed: repair: %w", err)
-	}
-	for _, d := range rep.Drifted {
-		if _, err := m.recompute(ctx, d.ID); err != nil {
-			if errors.Is(err, ErrParentNotFound) {
-				continue
-			}
-			return rep, fmt.Errorf("computed: repair: %w", err)
-		}
-		rep.Repaired++
-	}
-	return rep, nil
-}
-
-// running is one parent's total as Verify sums its sources.
-type running struct {
-	sum   number
-	count int64
-}
-
-// verify sums every source per parent, then compares each parent.
-func (m *Mean) verify(ctx context.Context) (Report, error) {
-	var rep Report
-	totals := map[string]*running{}
-	// Sum per parent on the server; a source without the parent field is
-	// no parent's source.
-	err := m.group(ctx, bson.D{{Key: m.cfg.Parent, Value: bson.D{{Key: "$exists", Value: true}}}}, "$"+m.cfg.Parent,
-		func(id bson.RawValue, r running) { totals[parentKey(id)] = &r })
-	if err != nil {
-		return rep, err
-	}
-
-	pcur, err := m.parents.Find(ctx, bson.D{}, options.Find().
-		SetProjection(bson.D{{Key: m.cfg.Target, Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return rep, err
-	}
-	defer pcur.Close(ctx)
-	for pcur.Next(ctx) {
-		rep.Checked++
-		id := pcur.Current.Lookup("_id")
-		id.Value = append([]byte(nil), id.Value...) // Current is reused by Next
-		want := totals[parentKey(id)]
-		delete(totals, parentKey(id))
-		if want == nil {
-			want = &running{}
-		}
-		sum, count, terr := m.totalOf(pcur.Current)
-		if terr == nil && count == want.count && sum.close(want.sum) {
-			continue
-		}
-		rep.Drifted = append(rep.Drifted, Drift{ID: id,
-			Stored: Total{Sum: sum.float(), Count: count},
-			Want:   Total{Sum: want.sum.float(), Count: want.count}})
-	}
-	if err := pcur.Err(); err != nil {
-		return rep, err
-	}
-	for _, r := range totals {
-		rep.Orphans += r.count
-	}
-	return rep, nil
 }
