@@ -8,6 +8,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
 // ErrVolatile is wrapped by Config.Validate when Fields names a field that
@@ -74,6 +76,11 @@ func (c Config) Validate() error {
 		seen[f] = true
 		if volatile[f] {
 			return fmt.Errorf("extref: config: Fields: %q: %w", f, ErrVolatile)
+		}
+	}
+	if len(c.Frozen) > 0 {
+		if err := checkFilter(c.Frozen); err != nil {
+			return fmt.Errorf("extref: config: Frozen: %w: %w", err, pattern.ErrInvalidConfig)
 		}
 	}
 	for _, e := range c.OrderBy {
