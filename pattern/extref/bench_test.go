@@ -71,7 +71,7 @@ func BenchmarkRename(b *testing.B) {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
 			db, count := testenv.Monitored(b)
-			ref, err := New(db.Collection("customers"), db.Collection("orders"), Config{
+			ref, err := New[bson.D, bson.D, bson.D](db.Collection("customers"), db.Collection("orders"), Config{
 				Field: "customer", Fields: []string{"name"},
 				Frozen: bson.D{{Key: "status", Value: "delivered"}}})
 			if err != nil {
@@ -98,7 +98,7 @@ func BenchmarkRename(b *testing.B) {
 					modified++
 					continue
 				}
-				fo, err := ref.Update(ctx, 1, set)
+				_, fo, err := ref.Update(ctx, 1, bson.D{{Key: "$set", Value: set}})
 				if err != nil {
 					b.Fatal(err)
 				}

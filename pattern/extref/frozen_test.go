@@ -72,7 +72,7 @@ func TestConfigFrozenFilter(t *testing.T) {
 			if err := db.Collection("orders").FindOne(context.Background(), nor).Err(); err == nil || errors.Is(err, mongo.ErrNoDocuments) {
 				t.Errorf("the server accepts %v", tc.frozen)
 			}
-			if _, err := New(db.Collection("customers"), db.Collection("orders"), c); err == nil {
+			if _, err := New[bson.D, bson.D, bson.D](db.Collection("customers"), db.Collection("orders"), c); err == nil {
 				t.Fatal("New accepted a bad Frozen filter")
 			}
 		})
