@@ -8,8 +8,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// loadBatch bounds the source ids of one $in read of InsertMany.
-const loadBatch = 10000
+// loadBatch bounds the source ids of one $in read of InsertMany (a
+// variable for the tests).
+var loadBatch = 10000
 
 // InsertMany is the bulk load of Insert: docs[i] refers to sourceIDs[i].
 // It reads the distinct sources once ($in, in batches of 10,000 ids),
