@@ -144,4 +144,3 @@ func (r *Reference[S, R, C]) readSourcesBatched(ctx context.Context, ids bson.A)
 	}
 	return out, nil
 }
-
