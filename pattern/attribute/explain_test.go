@@ -20,7 +20,7 @@ func explainFind(t testing.TB, coll *mongo.Collection, filter any) explaintest.R
 }
 
 // loadProducts inserts n products with a color, a size and a weight.
-func loadProducts(t testing.TB, s *Store, n int) {
+func loadProducts(t testing.TB, s *Store[bson.D], n int) {
 	t.Helper()
 	ctx := context.Background()
 	colors := []string{"blue", "red", "green", "black"}
