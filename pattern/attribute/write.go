@@ -280,4 +280,3 @@ func (s *Store[D]) why(ctx context.Context, id any, name string, cause error) er
 	}
 	return fmt.Errorf("%q of %v: %w", name, id, cause)
 }
-
