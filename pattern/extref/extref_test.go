@@ -448,10 +448,31 @@ func TestReferenceIndexUsed(t *testing.T) {
 		t.Fatalf("listing plan %v: want a scan of %s, no COLLSCAN, no SORT", res, index)
 	}
 
-	fan := explainUpdate("orders", f.ref.live(bson.D{{Key: "customer._id", Value: cs[3]}}),
+	fan := explainUpdate("orders", f.ref.tracked(cs[3]),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "customer.name", Value: "x"}}}})
 	if res := explaintest.Run(t, f.db, fan); res.HasStage("COLLSCAN") || !res.Uses(index) {
 		t.Fatalf("fan-out plan %v: want a scan of %s and no COLLSCAN", res, index)
+	}
+
+	// The delete policies select the same documents through the index:
+	// Refuse counts them, Cascade deletes them, Detach updates them (with
+	// a DetachMark, one more residual condition).
+	marked := *f.ref
+	marked.cfg.DetachMark = "deleted"
+	policies := map[string]bson.D{
+		"refuse": {{Key: "aggregate", Value: "orders"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$match", Value: f.ref.tracked(cs[3])}},
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: 1}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}},
+			{Key: "cursor", Value: bson.D{}}},
+		"cascade": {{Key: "delete", Value: "orders"}, {Key: "deletes", Value: bson.A{bson.D{
+			{Key: "q", Value: f.ref.tracked(cs[3])}, {Key: "limit", Value: 0}}}}},
+		"detach": explainUpdate("orders", marked.tracked(cs[3]),
+			bson.D{{Key: "$set", Value: bson.D{{Key: "customer.deleted", Value: true}}}}),
+	}
+	for name, cmd := range policies {
+		if res := explaintest.Run(t, f.db, cmd); res.HasStage("COLLSCAN") || !res.Uses(index) {
+			t.Fatalf("%s plan %v: want a scan of %s and no COLLSCAN", name, res, index)
+		}
 	}
 
 	// Without the index the same fan-out scans the collection: the
