@@ -10,7 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/formworkdb/formwork/internal/explaintest"
-	"github.com/formworkdb/formwork/internal/testenv"
 )
 
 // explainFind explains find(filter) on coll.
@@ -99,12 +98,6 @@ func TestWildcardPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := explainFind(t, coll, q)
-	if !testenv.Real() && res.Stages()[0].Name == "COLLSCAN" {
-		// The embedded engine's planner does not plan wildcard indexes
-		// yet (plan/index.go skips them); MongoDB does. Reported to the
-		// lead; this test starts asserting once the planner does.
-		t.Skip("engine gap: wildcard indexes are not used by the planner")
-	}
 	ix := res.MustStage("IXSCAN")
 	if ix.Index != "props.$**_1" {
 		t.Errorf("index %s", ix.Index)
