@@ -81,7 +81,9 @@
 // filter and so never modifies or deletes them, Verify does not report
 // them, and no delete policy touches them: they outlive their source.
 // Validate checks the filter as mongod would (known operators, argument
-// shapes, at any depth), so a typo fails New, not every later fan-out.
+// shapes, at any depth), so a typo fails New, not every later fan-out;
+// EnsureIndexes has the server parse it too, for what only the server can
+// judge (the expression of an $expr).
 //
 // # Indexes
 //

@@ -217,12 +217,28 @@ func (r *Reference[S, R, C]) IndexKeys() bson.D {
 
 // EnsureIndexes creates the index of IndexKeys on the referencing
 // collection. It is idempotent; an existing index with the same keys and
-// other options fails with IndexOptionsConflict (85).
+// other options fails with IndexOptionsConflict (85). It then has the
+// server parse the Frozen filter, with a point query on an _id that
+// cannot exist, so that what Validate leaves to the server (the
+// expression of an $expr) fails here, wrapping ErrInvalidConfig, rather
+// than in the first fan-out.
 func (r *Reference[S, R, C]) EnsureIndexes(ctx context.Context) error {
 	if _, err := r.refs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: r.IndexKeys()}); err != nil {
 		return fmt.Errorf("extref: ensure indexes: %w", err)
 	}
-	return nil
+	if len(r.cfg.Frozen) == 0 {
+		return nil
+	}
+	probe := r.live(bson.D{{Key: "_id", Value: bson.NewObjectID()}})
+	err := r.refs.FindOne(ctx, probe).Err()
+	var ce mongo.ServerError
+	switch {
+	case err == nil, errors.Is(err, mongo.ErrNoDocuments):
+		return nil
+	case errors.As(err, &ce):
+		return fmt.Errorf("extref: ensure indexes: the server refuses Frozen: %w: %w", err, ErrInvalidConfig)
+	}
+	return fmt.Errorf("extref: ensure indexes: %w", err)
 }
 
 // client is the client both collections are reached through.

@@ -122,3 +122,20 @@ func deep(n int) bson.D {
 	}
 	return f
 }
+
+// TestEnsureIndexesFrozenExpr checks that what Validate leaves to the
+// server, an $expr's expression, fails EnsureIndexes rather than the
+// first fan-out.
+func TestEnsureIndexesFrozenExpr(t *testing.T) {
+	db := testenv.Database(t)
+	c := orderConfig()
+	c.Frozen = bson.D{{Key: "$expr", Value: bson.D{{Key: "$noSuchOperator", Value: 1}}}}
+	r, err := New[bson.D, bson.D, bson.D](db.Collection("customers"), db.Collection("orders"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.EnsureIndexes(context.Background())
+	if !errors.Is(err, pattern.ErrInvalidConfig) || !strings.Contains(err.Error(), "Frozen") {
+		t.Fatalf("EnsureIndexes = %v, want ErrInvalidConfig naming Frozen", err)
+	}
+}
