@@ -52,7 +52,9 @@
 // a source and fans out as above; an update naming no copied field is one
 // findAndModify. Delete deletes a source under Config.OnDelete; under
 // Refuse it checks before deleting (ErrHasChildren), and checks again
-// after, putting the source back if an Insert slipped in. Sync re-copies
+// after, putting the source back if an Insert slipped in. Reassign moves
+// a referencing document to another source (an order to another
+// customer) with that source's copy, settling like Insert. Sync re-copies
 // one source; List reads one source's referencing documents in
 // Config.OrderBy order.
 //
@@ -110,6 +112,9 @@
 //	          db.customers.findOneAndDelete({_id: c})
 //	          db.orders.deleteMany({"customer._id": c, $nor: [Frozen]})       // Cascade
 //	          db.orders.updateMany({"customer._id": c, $nor: [Frozen]}, {$unset: {customer: ""}}) // Detach
+//	move:     db.customers.findOne({_id: c2}, {name: 1})
+//	          db.orders.findOneAndUpdate({_id: o, $nor: [Frozen]}, {$set: {customer: {_id: c2, name: "Bob"}}})
+//	          db.customers.findOne({_id: c2}, {name: 1})             // re-read
 //	list:     db.orders.find({"customer._id": c}).sort({createdAt: -1})
 //	display:  db.orders.findOne({_id: o})            // one round trip, no $lookup
 //
