@@ -8,16 +8,27 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
+// Sentinel errors; match them with errors.Is. ErrNotFound and
+// ErrInvalidConfig are the values every pattern package shares (see
+// package pattern).
 var (
 	// ErrNotFound is returned (wrapped) when the document does not exist.
-	ErrNotFound = errors.New("document not found")
-	// ErrExists is returned (wrapped) by Add when the attribute is there.
+	ErrNotFound = pattern.ErrNotFound
+	// ErrMissing is returned (wrapped) by Replace, Remove and Value when
+	// the document exists without the attribute. It wraps ErrNotFound
+	// (the element a write names does not exist), so errors.Is(err,
+	// ErrNotFound) holds for both; errors.Is(err, ErrMissing) tells them
+	// apart.
+	ErrMissing = fmt.Errorf("attribute missing: %w", pattern.ErrNotFound)
+	// ErrInvalidConfig is wrapped by Config.Validate, New and NewWildcard.
+	ErrInvalidConfig = pattern.ErrInvalidConfig
+	// ErrExists is returned (wrapped) by Add when the attribute is there,
+	// and by Insert for an attribute given twice.
 	ErrExists = errors.New("attribute exists")
-	// ErrMissing is returned (wrapped) by Replace and Remove when the
-	// attribute is not there.
-	ErrMissing = errors.New("attribute missing")
 	// ErrValue is returned (wrapped) for a value of the wrong kind, a
 	// number stored as a string under NumericStrings Reject, or a value
 	// that is not a scalar.
@@ -88,10 +99,20 @@ type Config struct {
 	NumericStrings Policy
 }
 
-// Validate reports whether c is usable for the array form.
+// Validate reports whether c is usable for the array form; its error
+// wraps ErrInvalidConfig.
 func (c Config) Validate() error { return c.validate(false) }
 
+// validate checks c for the array or the wildcard form.
 func (c Config) validate(wildcard bool) error {
+	if err := c.check(wildcard); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidConfig)
+	}
+	return nil
+}
+
+// check is validate without the sentinel.
+func (c Config) check(wildcard bool) error {
 	c = c.withDefaults(wildcard)
 	if wildcard && (c.Key != "" || c.Value != "") {
 		return errors.New("attribute: config: Key and Value apply to the array form only")
@@ -154,46 +175,53 @@ func checkName(name string, wildcard bool) error {
 	return nil
 }
 
-// Store reads and writes the attributes of one collection's documents.
-// It is safe for concurrent use.
-type Store struct {
+// Store reads and writes the documents of one collection, of type D (the
+// user's struct holding the attribute array, or bson.D), and their
+// attributes. It is safe for concurrent use.
+type Store[D any] struct {
 	coll     *mongo.Collection
 	cfg      Config
 	wildcard bool
 }
 
 // New returns a Store for the array form, attrs: [{k, v}]. It validates
-// cfg and does not touch the database.
-func New(coll *mongo.Collection, cfg Config) (*Store, error) {
-	return build(coll, cfg, false)
+// cfg and does not touch the database. D's attribute field is typically
+// []Attr, whose bson tags are the default "k" and "v".
+func New[D any](coll *mongo.Collection, cfg Config) (*Store[D], error) {
+	return build[D](coll, cfg, false)
 }
 
 // NewWildcard returns a Store for the sub-document form, props: {name:
 // value}, indexed by {"props.$**": 1}. Attribute names must then be valid
 // field names. The query builder and the verbs are the same.
-func NewWildcard(coll *mongo.Collection, cfg Config) (*Store, error) {
-	return build(coll, cfg, true)
+func NewWildcard[D any](coll *mongo.Collection, cfg Config) (*Store[D], error) {
+	return build[D](coll, cfg, true)
 }
 
-func build(coll *mongo.Collection, cfg Config, wildcard bool) (*Store, error) {
+// build validates cfg and returns a Store of the form.
+func build[D any](coll *mongo.Collection, cfg Config, wildcard bool) (*Store[D], error) {
 	if coll == nil {
-		return nil, errors.New("attribute: new: nil collection")
+		return nil, fmt.Errorf("attribute: new: nil collection: %w", ErrInvalidConfig)
 	}
 	if err := cfg.validate(wildcard); err != nil {
 		return nil, err
 	}
-	return &Store{coll: coll, cfg: cfg.withDefaults(wildcard), wildcard: wildcard}, nil
+	return &Store[D]{coll: coll, cfg: cfg.withDefaults(wildcard), wildcard: wildcard}, nil
 }
 
+// Config returns the Store's configuration, with the default names
+// filled in.
+func (s *Store[D]) Config() Config { return s.cfg }
+
 // Collection returns the Store's collection.
-func (s *Store) Collection() *mongo.Collection { return s.coll }
+func (s *Store[D]) Collection() *mongo.Collection { return s.coll }
 
 // Wildcard reports whether the Store uses the sub-document form.
-func (s *Store) Wildcard() bool { return s.wildcard }
+func (s *Store[D]) Wildcard() bool { return s.wildcard }
 
 // Index returns the keys of the one index the pattern needs:
 // {"attrs.k": 1, "attrs.v": 1}, or {"props.$**": 1}.
-func (s *Store) Index() bson.D {
+func (s *Store[D]) Index() bson.D {
 	if s.wildcard {
 		return bson.D{{Key: s.cfg.Field + ".$**", Value: 1}}
 	}
@@ -201,15 +229,18 @@ func (s *Store) Index() bson.D {
 }
 
 // EnsureIndexes creates the index returned by Index. It is idempotent.
-func (s *Store) EnsureIndexes(ctx context.Context) error {
+func (s *Store[D]) EnsureIndexes(ctx context.Context) error {
 	if _, err := s.coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: s.Index()}); err != nil {
 		return fmt.Errorf("attribute: ensure indexes: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) keyPath() string   { return s.cfg.Field + "." + s.cfg.Key }
-func (s *Store) valuePath() string { return s.cfg.Field + "." + s.cfg.Value }
+// keyPath is the dotted path of the elements' names: "attrs.k".
+func (s *Store[D]) keyPath() string { return s.cfg.Field + "." + s.cfg.Key }
+
+// valuePath is the dotted path of the elements' values: "attrs.v".
+func (s *Store[D]) valuePath() string { return s.cfg.Field + "." + s.cfg.Value }
 
 // fieldPath returns "props.<name>" in the wildcard form.
-func (s *Store) fieldPath(name string) string { return s.cfg.Field + "." + name }
+func (s *Store[D]) fieldPath(name string) string { return s.cfg.Field + "." + name }

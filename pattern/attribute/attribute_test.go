@@ -16,12 +16,12 @@ import (
 
 // newStore returns a Store of the given form over a fresh "products"
 // collection, index made.
-func newStore(t testing.TB, wildcard bool, cfg Config) (*Store, *mongo.Collection) {
+func newStore(t testing.TB, wildcard bool, cfg Config) (*Store[bson.D], *mongo.Collection) {
 	t.Helper()
 	coll := testenv.Database(t).Collection("products")
-	mk := New
+	mk := New[bson.D]
 	if wildcard {
-		mk = NewWildcard
+		mk = NewWildcard[bson.D]
 	}
 	s, err := mk(coll, cfg)
 	if err != nil {
@@ -49,10 +49,10 @@ func stored(t testing.TB, coll *mongo.Collection, id any) string {
 }
 
 // names returns the names of the documents a filter finds, sorted by name.
-func names(t testing.TB, s *Store, f Filter) []string {
+func names(t testing.TB, s *Store[bson.D], f Filter) []string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := s.Find(ctx, f)
+	c, err := s.Cursor(ctx, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v wildcard=%v: got %v, want %q", c.cfg, c.wildcard, err, c.want)
 		}
 	}
-	if _, err := New(nil, Config{}); err == nil {
+	if _, err := New[bson.D](nil, Config{}); err == nil {
 		t.Error("New(nil) succeeded")
 	}
 }
@@ -113,13 +113,13 @@ func TestInsertStoredShape(t *testing.T) {
 	at := time.Date(1977, 5, 20, 0, 0, 0, 0, time.UTC)
 	for _, wildcard := range []bool{false, true} {
 		s, coll := newStore(t, wildcard, Config{Kinds: map[string]Kind{"released": Date}})
-		id, err := s.Insert(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "Water bottle"}},
+		doc, err := s.Insert(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "Water bottle"}},
 			Attr{"color", "blue"}, Attr{"volumeMl", 500}, Attr{"weightKg", 0.2}, Attr{"released", at}, Attr{"dishwasher", true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if id != int32(1) {
-			t.Errorf("id %v (%T)", id, id)
+		if doc[0].Value != int32(1) || len(doc) != 3 || doc[2].Key != s.cfg.Field {
+			t.Errorf("Insert returned %v", doc)
 		}
 		want := `{"name": "Water bottle","attrs": [{"k": "color","v": "blue"},{"k": "volumeMl","v": {"$numberInt":"500"}},{"k": "weightKg","v": {"$numberDouble":"0.2"}},{"k": "released","v": {"$date":{"$numberLong":"232934400000"}}},{"k": "dishwasher","v": true}]}`
 		if wildcard {
@@ -128,7 +128,7 @@ func TestInsertStoredShape(t *testing.T) {
 		if got := stored(t, coll, 1); got != want {
 			t.Errorf("wildcard=%v stored\n%s\nwant\n%s", wildcard, got, want)
 		}
-		attrs, err := s.Get(ctx, 1)
+		attrs, err := s.Attrs(ctx, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,6 +325,9 @@ func TestWriteVerbs(t *testing.T) {
 		if _, err := s.Get(ctx, 404); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Get of a missing document: %v", err)
 		}
+		if _, err := s.Attrs(ctx, 404); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Attrs of a missing document: %v", err)
+		}
 		// A document without attributes yet takes its first one.
 		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}}); err != nil {
 			t.Fatal(err)
@@ -379,7 +382,7 @@ func TestConcurrentAddsMakeNoDuplicate(t *testing.T) {
 	if wins != 1 || exists != writers/2-1 {
 		t.Errorf("%d Adds won, %d saw ErrExists", wins, exists)
 	}
-	attrs, err := s.Get(ctx, 1)
+	attrs, err := s.Attrs(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,17 @@
 // form, built with NewWildcard, keeps the attributes in a sub-document,
 // {props: {color: "blue", volumeMl: 500}}, indexed by a wildcard index.
 //
+// A Store[D] is typed by the user's document struct, which holds its
+// attributes as []Attr (whose bson tags are the default "k" and "v"), or
+// by bson.D; in the wildcard form the struct's field is a map or bson.D:
+//
+//	type Book struct {
+//		ID    int              `bson:"_id"`
+//		Title string           `bson:"title"`
+//		Specs []attribute.Attr `bson:"specs"`
+//	}
+//	specs, err := attribute.New[Book](books, attribute.Config{Field: "specs"})
+//
 // # Indexes
 //
 // EnsureIndexes creates {"attrs.k": 1, "attrs.v": 1}, one key per
@@ -59,7 +70,10 @@
 //
 // # Writes
 //
-// Each is one atomic update on one document:
+// Insert and InsertMany (the bulk load: every document checked first, then
+// one insertMany) check and normalize the attributes a document holds and
+// return it as stored. Each other write is one atomic update on one
+// document:
 //
 //	Add:     updateOne({_id, "attrs.k": {$ne: "color"}}, {$push: {attrs: {k: "color", v: "red"}}})
 //	Replace: updateOne({_id, "attrs.k": "color"}, {$set: {"attrs.$.v": "red"}})
@@ -68,9 +82,23 @@
 // The $ne guard makes a duplicate key impossible even under concurrent
 // Adds. When an update matches nothing, a read tells "no such document"
 // (ErrNotFound) from "already there" (ErrExists) or "not there"
-// (ErrMissing). Set is Replace, falling back to Add, retried if a
-// concurrent writer got in between; in the wildcard form it is a single
-// $set.
+// (ErrMissing, which also matches ErrNotFound). Set is Replace, falling
+// back to Add, retried if a concurrent writer got in between; in the
+// wildcard form it is a single $set. No write touches more than one
+// document, so none needs a transaction.
+//
+// # Reads
+//
+//	Get:    findOne({_id})                                     // the typed document
+//	Attrs:  findOne({_id}, {attrs: 1})                         // its attributes
+//	Value:  findOne({_id}, {attrs: {$elemMatch: {k: "color"}}}) // one attribute
+//	Find:   find(<compiled filter>)                            // typed documents; Cursor for large results
+//
+// # Errors
+//
+// ErrNotFound and ErrInvalidConfig are the shared sentinels of package
+// pattern; ErrMissing wraps ErrNotFound; ErrExists, ErrValue and
+// ErrUndeclared are this package's own.
 //
 // # The mistakes it guards against
 //

@@ -28,6 +28,7 @@ type op struct {
 // document has the attribute".
 func Where(name string) Cond { return Cond{name: name} }
 
+// with returns c with one more operator.
 func (c Cond) with(name string, values ...any) Cond {
 	ops := make([]op, len(c.ops), len(c.ops)+1)
 	copy(ops, c.ops)
@@ -73,7 +74,7 @@ func Any(cs ...Cond) Filter { return Filter{or: true, conds: cs} }
 // every value as a write would (Config.Kinds, NumericStrings, Strict). In
 // the array form every condition is an $elemMatch on one element. The
 // result can be combined with filters on other fields under $and.
-func (s *Store) Filter(f Filter) (bson.D, error) {
+func (s *Store[D]) Filter(f Filter) (bson.D, error) {
 	if len(f.conds) == 0 {
 		return nil, errors.New("attribute: filter: no conditions")
 	}
@@ -95,7 +96,7 @@ func (s *Store) Filter(f Filter) (bson.D, error) {
 }
 
 // compile turns one condition into a filter document.
-func (s *Store) compile(c Cond) (bson.D, error) {
+func (s *Store[D]) compile(c Cond) (bson.D, error) {
 	if err := checkName(c.name, s.wildcard); err != nil {
 		return nil, err
 	}
@@ -136,6 +137,7 @@ func (s *Store) compile(c Cond) (bson.D, error) {
 	return bson.D{{Key: s.cfg.Field, Value: bson.D{{Key: "$elemMatch", Value: elem}}}}, nil
 }
 
+// hasOp reports whether ops holds the operator name.
 func hasOp(ops bson.D, name string) bool {
 	for _, e := range ops {
 		if e.Key == name {
@@ -145,22 +147,38 @@ func hasOp(ops bson.D, name string) bool {
 	return false
 }
 
-// Find runs find with the compiled filter and opts (sort, projection,
-// limit…), and returns the driver's cursor; the caller closes it.
-func (s *Store) Find(ctx context.Context, f Filter, opts ...options.Lister[options.FindOptions]) (*mongo.Cursor, error) {
-	q, err := s.Filter(f)
+// Find runs find with the compiled filter and opts (sort, limit, skip…)
+// and returns the documents it matches. For results too large to hold,
+// use Cursor.
+func (s *Store[D]) Find(ctx context.Context, f Filter, opts ...options.Lister[options.FindOptions]) ([]D, error) {
+	c, err := s.Cursor(ctx, f, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("attribute: find: %w", err)
 	}
+	var out []D
+	if err := c.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("attribute: find: %w", err)
+	}
+	return out, nil
+}
+
+// Cursor runs find with the compiled filter and opts (sort, projection,
+// limit…), and returns the driver's cursor, whose documents decode into
+// D; the caller closes it.
+func (s *Store[D]) Cursor(ctx context.Context, f Filter, opts ...options.Lister[options.FindOptions]) (*mongo.Cursor, error) {
+	q, err := s.Filter(f)
+	if err != nil {
+		return nil, fmt.Errorf("attribute: cursor: %w", err)
+	}
 	c, err := s.coll.Find(ctx, q, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: find: %w", err)
+		return nil, fmt.Errorf("attribute: cursor: %w", err)
 	}
 	return c, nil
 }
 
 // Count returns the number of documents f matches.
-func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
+func (s *Store[D]) Count(ctx context.Context, f Filter) (int64, error) {
 	q, err := s.Filter(f)
 	if err != nil {
 		return 0, fmt.Errorf("attribute: count: %w", err)

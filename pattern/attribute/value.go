@@ -65,7 +65,7 @@ func numeric(s string) (any, bool) {
 
 // value checks v for attribute name and returns what to store or query:
 // v itself, or the number a numeric string normalizes to.
-func (s *Store) value(name string, v any) (any, error) {
+func (s *Store[D]) value(name string, v any) (any, error) {
 	if err := checkName(name, s.wildcard); err != nil {
 		return nil, err
 	}

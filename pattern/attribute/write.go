@@ -6,69 +6,135 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// Attr is one attribute: a name and a scalar value.
+// Attr is one attribute: a name and a scalar value. Its bson tags are
+// the array form's default element names, so a document struct can hold
+// its attributes as []Attr (with Config.Key and Value left empty).
 type Attr struct {
-	Name  string
-	Value any
+	Name  string `bson:"k"`
+	Value any    `bson:"v"`
 }
 
-// Insert inserts doc (a struct, bson.D or map; it may not hold the
-// attribute field) with the attributes attrs, checked and normalized as
-// by Add, and returns the inserted _id. Names must be distinct.
-func (s *Store) Insert(ctx context.Context, doc any, attrs ...Attr) (any, error) {
-	raw, err := bson.Marshal(doc)
+// Insert inserts doc with its attributes: those doc holds in the
+// attribute field (an array of elements, or in the wildcard form a
+// sub-document; null or absent for none) followed by attrs. Every
+// attribute is checked and normalized as by Add, and names must be
+// distinct (ErrExists). It returns the document as stored, with an
+// ObjectID _id in front when doc had none and numeric strings normalized.
+func (s *Store[D]) Insert(ctx context.Context, doc D, attrs ...Attr) (D, error) {
+	var out D
+	raw, err := s.prepare(doc, attrs)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: insert: %w", err)
+		return out, fmt.Errorf("attribute: insert: %w", err)
 	}
-	if _, err := bson.Raw(raw).LookupErr(s.cfg.Field); err == nil {
-		return nil, fmt.Errorf("attribute: insert: the document sets %q itself", s.cfg.Field)
+	if _, err := s.coll.InsertOne(ctx, raw); err != nil {
+		return out, fmt.Errorf("attribute: insert: %w", err)
 	}
-	elems, err := bson.Raw(raw).Elements()
+	if err := bson.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("attribute: insert: %w", err)
+	}
+	return out, nil
+}
+
+// InsertMany is the bulk load of Insert: it checks and normalizes the
+// attributes of every document, then inserts them all in one ordered
+// insertMany, and returns them as stored. A document with a refused
+// attribute fails the whole call before anything is written; a failure
+// of the insertMany itself (a duplicate _id) leaves the documents before
+// the failing one stored.
+func (s *Store[D]) InsertMany(ctx context.Context, docs []D) ([]D, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	raws := make([]any, len(docs))
+	for i, d := range docs {
+		raw, err := s.prepare(d, nil)
+		if err != nil {
+			return nil, fmt.Errorf("attribute: insert many: document %d: %w", i, err)
+		}
+		raws[i] = raw
+	}
+	if _, err := s.coll.InsertMany(ctx, raws); err != nil {
+		return nil, fmt.Errorf("attribute: insert many: %w", err)
+	}
+	out := make([]D, len(docs))
+	for i, raw := range raws {
+		if err := bson.Unmarshal(raw.(bson.Raw), &out[i]); err != nil {
+			return nil, fmt.Errorf("attribute: insert many: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// prepare marshals doc with its attributes and extra checked, normalized
+// and stored in this Store's form, in the attribute field's place (or
+// last), and an ObjectID _id in front when doc has none.
+func (s *Store[D]) prepare(doc D, extra []Attr) (bson.Raw, error) {
+	b, err := bson.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("attribute: insert: %w", err)
+		return nil, err
 	}
-	out := make(bson.D, 0, len(elems)+1)
+	elems, err := bson.Raw(b).Elements()
+	if err != nil {
+		return nil, err
+	}
+	var attrs []Attr
+	at, hasID := -1, false
+	out := make(bson.D, 0, len(elems)+2)
 	for _, e := range elems {
+		switch e.Key() {
+		case s.cfg.Field:
+			attrs, err = s.decodeField(e.Value())
+			if err != nil {
+				return nil, err
+			}
+			at = len(out)
+		case "_id":
+			hasID = true
+		}
 		out = append(out, bson.E{Key: e.Key(), Value: e.Value()})
 	}
-	seen := map[string]bool{}
-	arr, sub := bson.A{}, bson.D{}
+	attrs = append(attrs, extra...)
+	seen := make(map[string]bool, len(attrs))
+	arr, sub := make(bson.A, 0, len(attrs)), make(bson.D, 0, len(attrs))
 	for _, a := range attrs {
 		if seen[a.Name] {
-			return nil, fmt.Errorf("attribute: insert: %w: %q given twice", ErrExists, a.Name)
+			return nil, fmt.Errorf("%w: %q given twice", ErrExists, a.Name)
 		}
 		seen[a.Name] = true
 		v, err := s.value(a.Name, a.Value)
 		if err != nil {
-			return nil, fmt.Errorf("attribute: insert: %w", err)
+			return nil, err
 		}
 		arr = append(arr, s.element(a.Name, v))
 		sub = append(sub, bson.E{Key: a.Name, Value: v})
 	}
+	field := bson.E{Key: s.cfg.Field, Value: arr}
 	if s.wildcard {
-		out = append(out, bson.E{Key: s.cfg.Field, Value: sub})
+		field.Value = sub
+	}
+	if at < 0 {
+		out = append(out, field)
 	} else {
-		out = append(out, bson.E{Key: s.cfg.Field, Value: arr})
+		out[at] = field
 	}
-	r, err := s.coll.InsertOne(ctx, out)
-	if err != nil {
-		return nil, fmt.Errorf("attribute: insert: %w", err)
+	if !hasID {
+		out = append(bson.D{{Key: "_id", Value: bson.NewObjectID()}}, out...)
 	}
-	return r.InsertedID, nil
+	b, err = bson.Marshal(out)
+	return bson.Raw(b), err
 }
 
 // element returns {k: name, v: v}.
-func (s *Store) element(name string, v any) bson.D {
+func (s *Store[D]) element(name string, v any) bson.D {
 	return bson.D{{Key: s.cfg.Key, Value: name}, {Key: s.cfg.Value, Value: v}}
 }
 
 // has returns the filter "document id has attribute name" (or, with
 // present false, "has not").
-func (s *Store) has(id any, name string, present bool) bson.D {
+func (s *Store[D]) has(id any, name string, present bool) bson.D {
 	if s.wildcard {
 		return bson.D{{Key: "_id", Value: id}, {Key: s.fieldPath(name), Value: bson.D{{Key: "$exists", Value: present}}}}
 	}
@@ -82,14 +148,14 @@ func (s *Store) has(id any, name string, present bool) bson.D {
 // guarded so that the attribute cannot appear twice. It returns
 // ErrExists when the attribute is there, ErrNotFound when the document is
 // not, ErrValue or ErrUndeclared for a value Config refuses (all wrapped).
-func (s *Store) Add(ctx context.Context, id any, name string, v any) error {
+func (s *Store[D]) Add(ctx context.Context, id any, name string, v any) error {
 	if err := s.add(ctx, id, name, v); err != nil {
 		return fmt.Errorf("attribute: add: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) add(ctx context.Context, id any, name string, v any) error {
+func (s *Store[D]) add(ctx context.Context, id any, name string, v any) error {
 	nv, err := s.value(name, v)
 	if err != nil {
 		return err
@@ -114,14 +180,14 @@ func (s *Store) add(ctx context.Context, id any, name string, v any) error {
 // positional operator ({$set: {"attrs.$.v": v}}). It returns ErrMissing
 // when the document lacks the attribute, ErrNotFound when the document is
 // not there, ErrValue or ErrUndeclared for a refused value (all wrapped).
-func (s *Store) Replace(ctx context.Context, id any, name string, v any) error {
+func (s *Store[D]) Replace(ctx context.Context, id any, name string, v any) error {
 	if err := s.replace(ctx, id, name, v); err != nil {
 		return fmt.Errorf("attribute: replace: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) replace(ctx context.Context, id any, name string, v any) error {
+func (s *Store[D]) replace(ctx context.Context, id any, name string, v any) error {
 	nv, err := s.value(name, v)
 	if err != nil {
 		return err
@@ -145,7 +211,7 @@ func (s *Store) replace(ctx context.Context, id any, name string, v any) error {
 // form it is Replace, then Add when the attribute is missing, retried
 // when a concurrent writer adds or removes it in between. No step can
 // make a duplicate.
-func (s *Store) Set(ctx context.Context, id any, name string, v any) error {
+func (s *Store[D]) Set(ctx context.Context, id any, name string, v any) error {
 	if s.wildcard {
 		nv, err := s.value(name, v)
 		if err != nil {
@@ -157,7 +223,7 @@ func (s *Store) Set(ctx context.Context, id any, name string, v any) error {
 			return fmt.Errorf("attribute: set: %w", err)
 		}
 		if r.MatchedCount == 0 {
-			return fmt.Errorf("attribute: set: %w: %v", ErrNotFound, id)
+			return fmt.Errorf("attribute: set: document %v: %w", id, ErrNotFound)
 		}
 		return nil
 	}
@@ -182,7 +248,7 @@ func (s *Store) Set(ctx context.Context, id any, name string, v any) error {
 
 // Remove deletes document id's attribute name ($pull of its element, or
 // $unset of its field). It returns ErrMissing or ErrNotFound, wrapped.
-func (s *Store) Remove(ctx context.Context, id any, name string) error {
+func (s *Store[D]) Remove(ctx context.Context, id any, name string) error {
 	if err := checkName(name, s.wildcard); err != nil {
 		return fmt.Errorf("attribute: remove: %w", err)
 	}
@@ -204,85 +270,13 @@ func (s *Store) Remove(ctx context.Context, id any, name string) error {
 
 // why explains an update that matched nothing: the document is missing,
 // or else the attribute condition failed (cause).
-func (s *Store) why(ctx context.Context, id any, name string, cause error) error {
+func (s *Store[D]) why(ctx context.Context, id any, name string, cause error) error {
 	n, err := s.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}, options.Count().SetLimit(1))
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %v", ErrNotFound, id)
+		return fmt.Errorf("document %v: %w", id, ErrNotFound)
 	}
-	return fmt.Errorf("%w: %q of %v", cause, name, id)
-}
-
-// Get returns document id's attributes in stored order. It returns
-// ErrNotFound, wrapped, when the document is not there.
-func (s *Store) Get(ctx context.Context, id any) ([]Attr, error) {
-	var doc bson.Raw
-	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-		options.FindOne().SetProjection(bson.D{{Key: s.cfg.Field, Value: 1}})).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, fmt.Errorf("attribute: get: %w: %v", ErrNotFound, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("attribute: get: %w", err)
-	}
-	attrs, err := s.decode(doc)
-	if err != nil {
-		return nil, fmt.Errorf("attribute: get: %v: %w", id, err)
-	}
-	return attrs, nil
-}
-
-// decode reads the attributes of a stored document.
-func (s *Store) decode(doc bson.Raw) ([]Attr, error) {
-	v, err := doc.LookupErr(s.cfg.Field)
-	if err != nil {
-		return nil, nil
-	}
-	var out []Attr
-	if s.wildcard {
-		sub, ok := v.DocumentOK()
-		if !ok {
-			return nil, fmt.Errorf("%s is %v, not a document", s.cfg.Field, v.Type)
-		}
-		elems, err := sub.Elements()
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range elems {
-			var x any
-			if err := e.Value().Unmarshal(&x); err != nil {
-				return nil, err
-			}
-			out = append(out, Attr{Name: e.Key(), Value: x})
-		}
-		return out, nil
-	}
-	arr, ok := v.ArrayOK()
-	if !ok {
-		return nil, fmt.Errorf("%s is %v, not an array", s.cfg.Field, v.Type)
-	}
-	vals, err := arr.Values()
-	if err != nil {
-		return nil, err
-	}
-	for i, ev := range vals {
-		el, ok := ev.DocumentOK()
-		if !ok {
-			return nil, fmt.Errorf("%s.%d is %v, not a document", s.cfg.Field, i, ev.Type)
-		}
-		name, ok := el.Lookup(s.cfg.Key).StringValueOK()
-		if !ok {
-			return nil, fmt.Errorf("%s.%d has no string %q", s.cfg.Field, i, s.cfg.Key)
-		}
-		var x any
-		if rv, err := el.LookupErr(s.cfg.Value); err == nil {
-			if err := rv.Unmarshal(&x); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, Attr{Name: name, Value: x})
-	}
-	return out, nil
+	return fmt.Errorf("%q of %v: %w", name, id, cause)
 }

@@ -71,7 +71,7 @@ func BenchmarkRename(b *testing.B) {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
 			db, count := testenv.Monitored(b)
-			ref, err := New(db.Collection("customers"), db.Collection("orders"), Config{
+			ref, err := New[bson.D, bson.D, bson.D](db.Collection("customers"), db.Collection("orders"), Config{
 				Field: "customer", Fields: []string{"name"},
 				Frozen: bson.D{{Key: "status", Value: "delivered"}}})
 			if err != nil {
@@ -98,7 +98,7 @@ func BenchmarkRename(b *testing.B) {
 					modified++
 					continue
 				}
-				fo, err := ref.Update(ctx, 1, set)
+				_, fo, err := ref.Update(ctx, 1, bson.D{{Key: "$set", Value: set}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -106,6 +106,56 @@ func BenchmarkRename(b *testing.B) {
 			}
 			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
 			b.ReportMetric(float64(modified)/float64(b.N), "docswritten/op")
+		})
+	}
+}
+
+// BenchmarkOrderLoad loads 1,000 orders of 100 customers one Insert at a
+// time and with one InsertMany: the bulk load reads the distinct
+// customers once (and once more to settle) and inserts in one command.
+func BenchmarkOrderLoad(b *testing.B) {
+	const customers, orders = 100, 1000
+	for _, form := range []string{"insert", "insertMany"} {
+		b.Run("form="+form, func(b *testing.B) {
+			ctx := context.Background()
+			db, count := testenv.Monitored(b)
+			var cs []any
+			for i := range customers {
+				cs = append(cs, bson.D{{Key: "_id", Value: i}, {Key: "name", Value: fmt.Sprintf("customer %d", i)}})
+			}
+			if _, err := db.Collection("customers").InsertMany(ctx, cs); err != nil {
+				b.Fatal(err)
+			}
+			ref, err := New[bson.D, bson.D, bson.D](db.Collection("customers"), db.Collection("orders"), Config{
+				Field: "customer", Fields: []string{"name"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := ref.EnsureIndexes(ctx); err != nil {
+				b.Fatal(err)
+			}
+			ids := make([]any, orders)
+			docs := make([]bson.D, orders)
+			for i := range orders {
+				ids[i], docs[i] = i%customers, bson.D{{Key: "status", Value: "open"}}
+			}
+			b.ResetTimer()
+			count.Reset()
+			for b.Loop() {
+				if form == "insertMany" {
+					if _, err := ref.InsertMany(ctx, ids, docs); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				for i := range orders {
+					if _, err := ref.Insert(ctx, ids[i], docs[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(count.Commands())/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*orders), "µs/order")
 		})
 	}
 }

@@ -25,19 +25,52 @@ func orderConfig() Config {
 	}
 }
 
+// Customer is the source document of the tests.
+type Customer struct {
+	ID      bson.ObjectID `bson:"_id,omitempty"`
+	Name    string        `bson:"name"`
+	Email   string        `bson:"email,omitempty"`
+	Balance int64         `bson:"balance"`
+	Tier    string        `bson:"tier,omitempty"`
+}
+
+// CustomerRef is the copy of a Customer an Order embeds.
+type CustomerRef struct {
+	ID    bson.ObjectID `bson:"_id"`
+	Name  string        `bson:"name,omitempty"`
+	Email string        `bson:"email,omitempty"`
+}
+
+// Order is the referencing document of the tests.
+type Order struct {
+	ID        bson.ObjectID `bson:"_id,omitempty"`
+	Customer  CustomerRef   `bson:"customer"`
+	Status    string        `bson:"status"`
+	CreatedAt time.Time     `bson:"createdAt"`
+}
+
+// ref is the Reference type of the tests.
+type ref = Reference[Customer, Order, CustomerRef]
+
 // fixture is a database with a customers and an orders collection.
 type fixture struct {
 	db        *mongo.Database
 	customers *mongo.Collection
 	orders    *mongo.Collection
-	ref       *Reference
+	ref       *ref
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureConfig(t, orderConfig())
+}
+
+// newFixtureConfig is newFixture with another Config.
+func newFixtureConfig(t *testing.T, cfg Config) *fixture {
+	t.Helper()
 	db := testenv.Database(t)
 	f := &fixture{db: db, customers: db.Collection("customers"), orders: db.Collection("orders")}
-	ref, err := New(f.customers, f.orders, orderConfig())
+	ref, err := New[Customer, Order, CustomerRef](f.customers, f.orders, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +96,13 @@ func (f *fixture) customer(t *testing.T, name string) bson.ObjectID {
 }
 
 // order inserts an order of customer c through Insert.
-func (f *fixture) order(t *testing.T, c bson.ObjectID, status string, at time.Time) any {
+func (f *fixture) order(t *testing.T, c bson.ObjectID, status string, at time.Time) bson.ObjectID {
 	t.Helper()
-	id, err := f.ref.Insert(context.Background(), c, bson.D{
-		{Key: "status", Value: status}, {Key: "createdAt", Value: at}})
+	o, err := f.ref.Insert(context.Background(), c, Order{Status: status, CreatedAt: at})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return o.ID
 }
 
 // stored reads the customer copy of order id as stored.
@@ -104,6 +136,9 @@ func TestConfigValidate(t *testing.T) {
 		{"duplicate", func(c *Config) { c.Fields = []string{"name", "name"} }, "twice"},
 		{"order direction", func(c *Config) { c.OrderBy = bson.D{{Key: "createdAt", Value: "desc"}} }, "direction"},
 		{"order zero", func(c *Config) { c.OrderBy = bson.D{{Key: "createdAt", Value: 0}} }, "direction"},
+		{"policy", func(c *Config) { c.OnDelete = 7 }, "unknown policy"},
+		{"mark copied", func(c *Config) { c.OnDelete, c.DetachMark = Detach, "name" }, "copied field"},
+		{"mark dotted", func(c *Config) { c.OnDelete, c.DetachMark = Detach, "a.b" }, "top-level"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,15 +148,18 @@ func TestConfigValidate(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate = %v, want an error containing %q", err, tc.want)
 			}
-			if _, nerr := New(db.Collection("a"), db.Collection("b"), c); nerr == nil {
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("Validate = %v, want ErrInvalidConfig", err)
+			}
+			if _, nerr := New[bson.D, bson.D, bson.D](db.Collection("a"), db.Collection("b"), c); nerr == nil {
 				t.Fatal("New accepted an invalid config")
 			}
 		})
 	}
 	c := orderConfig()
 	c.Fields = []string{"name", "balance"}
-	if err := c.Validate(); !errors.Is(err, ErrVolatile) {
-		t.Fatalf("Validate = %v, want ErrVolatile", err)
+	if err := c.Validate(); !errors.Is(err, ErrVolatile) || !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("Validate = %v, want ErrVolatile and ErrInvalidConfig", err)
 	}
 }
 
@@ -134,25 +172,49 @@ func TestReferenceInsertStoresCopy(t *testing.T) {
 	if got := f.stored(t, o); !bytesEqual(got, wantRaw) {
 		t.Fatalf("stored copy %v, want %v (no volatile balance, _id first)", got, bson.Raw(wantRaw))
 	}
-	if _, err := f.ref.Insert(context.Background(), bson.NewObjectID(), bson.D{}); !errors.Is(err, ErrSourceNotFound) {
-		t.Fatalf("Insert for a missing customer = %v, want ErrSourceNotFound", err)
+	if _, err := f.ref.Insert(context.Background(), bson.NewObjectID(), Order{}); !errors.Is(err, ErrParentNotFound) {
+		t.Fatalf("Insert for a missing customer = %v, want ErrParentNotFound", err)
 	}
-	if _, err := f.ref.Insert(context.Background(), c, bson.D{{Key: "customer", Value: 1}}); err == nil {
-		t.Fatal("Insert of a document that already has the reference field succeeded")
+	// Whatever the document holds in the reference field is replaced.
+	got, err := f.ref.Insert(context.Background(), c, Order{Customer: CustomerRef{Name: "stale"}, Status: "open"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n, _ := f.orders.CountDocuments(context.Background(), bson.D{}); n != 1 {
-		t.Fatalf("%d orders stored, want 1", n)
+	if got.ID.IsZero() || got.Customer != (CustomerRef{ID: c, Name: "Ada", Email: "ada@example.com"}) {
+		t.Fatalf("Insert returned %+v, want the stored order with its copy", got)
+	}
+	if n, _ := f.orders.CountDocuments(context.Background(), bson.D{}); n != 2 {
+		t.Fatalf("%d orders stored, want 2", n)
+	}
+	// bson.D works as every type argument.
+	plain, err := New[bson.D, bson.D, bson.D](f.customers, f.orders, orderConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := plain.Insert(context.Background(), c, bson.D{{Key: "_id", Value: "p1"}, {Key: "status", Value: "open"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 3 || d[2].Key != "customer" {
+		t.Fatalf("bson.D insert returned %v", d)
+	}
+	cp, err := plain.Copy(context.Background(), c)
+	if err != nil || len(cp) != 3 || cp[1].Value != "Ada" {
+		t.Fatalf("bson.D copy %v, %v", cp, err)
 	}
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// set is the update {$set: fields}.
+func set(fields bson.D) bson.D { return bson.D{{Key: "$set", Value: fields}} }
 
 func TestReferenceUpdateFanOutSkipsFrozen(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	ada, bob := f.customer(t, "Ada"), f.customer(t, "Bob")
 	now := time.Now()
-	var open, frozen []any
+	var open, frozen []bson.ObjectID
 	for i, st := range []string{"open", "delivered", "open", "cancelled", "shipped"} {
 		id := f.order(t, ada, st, now.Add(time.Duration(i)*time.Minute))
 		if st == "delivered" || st == "cancelled" {
@@ -163,9 +225,12 @@ func TestReferenceUpdateFanOutSkipsFrozen(t *testing.T) {
 	}
 	other := f.order(t, bob, "open", now)
 
-	fo, err := f.ref.Update(ctx, ada, bson.D{{Key: "name", Value: "Ada King"}, {Key: "tier", Value: "gold"}})
+	after, fo, err := f.ref.Update(ctx, ada, set(bson.D{{Key: "name", Value: "Ada King"}, {Key: "tier", Value: "gold"}}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if after.Name != "Ada King" || after.Tier != "gold" {
+		t.Fatalf("Update returned %+v", after)
 	}
 	if fo != (FanOut{Matched: 3, Modified: 3}) {
 		t.Fatalf("fan-out %+v, want 3 matched and modified (the live orders only)", fo)
@@ -192,9 +257,15 @@ func TestReferenceUpdateFanOutSkipsFrozen(t *testing.T) {
 	}
 
 	// Re-running is idempotent: matched again, nothing modified.
-	fo, err = f.ref.Update(ctx, ada, bson.D{{Key: "name", Value: "Ada King"}})
-	if err != nil || fo != (FanOut{Matched: 3, Modified: 0}) {
+	// Setting the same name again changes no copied field: no fan-out.
+	_, fo, err = f.ref.Update(ctx, ada, set(bson.D{{Key: "name", Value: "Ada King"}}))
+	if err != nil || fo != (FanOut{}) {
 		t.Fatalf("second update: %+v, %v", fo, err)
+	}
+	// Sync is idempotent: matched again, nothing modified.
+	fo, err = f.ref.Sync(ctx, ada)
+	if err != nil || fo != (FanOut{Matched: 3, Modified: 0}) {
+		t.Fatalf("sync: %+v, %v", fo, err)
 	}
 }
 
@@ -204,17 +275,19 @@ func TestReferenceUpdateUncopiedFieldWritesOnce(t *testing.T) {
 	c := f.customer(t, "Ada")
 	o := f.order(t, c, "open", time.Now())
 	before := f.stored(t, o)
-	fo, err := f.ref.Update(ctx, c, bson.D{{Key: "balance", Value: int64(7)}})
-	if err != nil || fo != (FanOut{}) {
-		t.Fatalf("update of a volatile field: %+v, %v; want no fan-out", fo, err)
+	after, fo, err := f.ref.Update(ctx, c, bson.D{{Key: "$inc", Value: bson.D{{Key: "balance", Value: int64(7)}}}})
+	if err != nil || fo != (FanOut{}) || after.Balance != 127 {
+		t.Fatalf("update of a volatile field: %+v %+v, %v; want no fan-out", after, fo, err)
 	}
 	if !bytesEqual(before, f.stored(t, o)) {
 		t.Fatal("copy changed on an uncopied field's update")
 	}
-	if _, err := f.ref.Update(ctx, bson.NewObjectID(), bson.D{{Key: "name", Value: "x"}}); !errors.Is(err, ErrSourceNotFound) {
-		t.Fatalf("update of a missing source = %v, want ErrSourceNotFound", err)
+	for _, missing := range []bson.D{set(bson.D{{Key: "name", Value: "x"}}), set(bson.D{{Key: "tier", Value: "x"}})} {
+		if _, _, err := f.ref.Update(ctx, bson.NewObjectID(), missing); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("update of a missing source = %v, want ErrNotFound", err)
+		}
 	}
-	if _, err := f.ref.Update(ctx, c, nil); err == nil {
+	if _, _, err := f.ref.Update(ctx, c, bson.D{}); err == nil {
 		t.Fatal("empty update accepted")
 	}
 }
@@ -238,7 +311,7 @@ func TestReferenceSyncUnsetsRemovedField(t *testing.T) {
 	if _, err := got.LookupErr("email"); err == nil || got.Lookup("name").StringValue() != "Ada K" {
 		t.Fatalf("copy after sync %v, want name Ada K and no email", got)
 	}
-	if _, err := f.ref.Sync(ctx, bson.NewObjectID()); !errors.Is(err, ErrSourceNotFound) {
+	if _, err := f.ref.Sync(ctx, bson.NewObjectID()); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("sync of a missing source = %v", err)
 	}
 }
@@ -258,14 +331,14 @@ func TestReferenceVerifyRepair(t *testing.T) {
 	if _, err := f.customers.DeleteOne(ctx, bson.D{{Key: "_id", Value: gone}}); err != nil {
 		t.Fatal(err)
 	}
-	set := func(id any, upd bson.D) {
+	setOrder := func(id any, upd bson.D) {
 		if _, err := f.orders.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: upd}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	set(stale, bson.D{{Key: "customer.name", Value: "Wrong"}})
-	set(delivered, bson.D{{Key: "customer.name", Value: "Old name"}})
-	set(staleBob, bson.D{{Key: "customer.email", Value: int32(3)}}) // type differs
+	setOrder(stale, bson.D{{Key: "customer.name", Value: "Wrong"}})
+	setOrder(delivered, bson.D{{Key: "customer.name", Value: "Old name"}})
+	setOrder(staleBob, bson.D{{Key: "customer.email", Value: int32(3)}}) // type differs
 
 	rep, err := f.ref.Verify(ctx)
 	if err != nil {
@@ -278,16 +351,21 @@ func TestReferenceVerifyRepair(t *testing.T) {
 	for _, s := range rep.Stale {
 		staleIDs[s.ID.ObjectID()] = s.Fields
 	}
-	if got := staleIDs[stale.(bson.ObjectID)]; len(got) != 1 || got[0] != "name" {
+	if got := staleIDs[stale]; len(got) != 1 || got[0] != "name" {
 		t.Errorf("stale order fields %v, want [name]", got)
 	}
-	if got := staleIDs[staleBob.(bson.ObjectID)]; len(got) != 1 || got[0] != "email" {
+	if got := staleIDs[staleBob]; len(got) != 1 || got[0] != "email" {
 		t.Errorf("stale Bob order fields %v, want [email]", got)
 	}
-	if rep.Orphans[0].ObjectID() != orphan.(bson.ObjectID) {
+	if rep.Orphans[0].ID.ObjectID() != orphan || rep.Orphans[0].SourceID.ObjectID() != gone {
 		t.Errorf("orphan %v, want %v", rep.Orphans[0], orphan)
 	}
 
+	res, err := f.ref.Check(ctx, false)
+	if err != nil || res.Problems != 3 || res.Checked != 5 || res.Repaired != 0 || len(res.Details) != 3 || res.Name != "extref orders.customer" {
+		t.Fatalf("Check: %+v, %v", res, err)
+	}
+	// Under Refuse, Repair leaves the orphan for the application.
 	rep, err = f.ref.Repair(ctx)
 	if err != nil || rep.Repaired != 2 {
 		t.Fatalf("repair: %+v, %v; want 2 repaired", rep, err)
@@ -322,9 +400,9 @@ func TestReferenceVerifyManyBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%100 == 0 {
-			ref[1].Value = "stale"
+			ref.Name = "stale"
 		}
-		docs = append(docs, bson.D{{Key: "status", Value: "open"}, {Key: "customer", Value: ref}})
+		docs = append(docs, Order{Status: "open", Customer: ref})
 	}
 	if _, err := f.orders.InsertMany(ctx, docs); err != nil {
 		t.Fatal(err)
@@ -370,10 +448,31 @@ func TestReferenceIndexUsed(t *testing.T) {
 		t.Fatalf("listing plan %v: want a scan of %s, no COLLSCAN, no SORT", res, index)
 	}
 
-	fan := explainUpdate("orders", f.ref.live(bson.D{{Key: "customer._id", Value: cs[3]}}),
+	fan := explainUpdate("orders", f.ref.tracked(cs[3]),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "customer.name", Value: "x"}}}})
 	if res := explaintest.Run(t, f.db, fan); res.HasStage("COLLSCAN") || !res.Uses(index) {
 		t.Fatalf("fan-out plan %v: want a scan of %s and no COLLSCAN", res, index)
+	}
+
+	// The delete policies select the same documents through the index:
+	// Refuse counts them, Cascade deletes them, Detach updates them (with
+	// a DetachMark, one more residual condition).
+	marked := *f.ref
+	marked.cfg.DetachMark = "deleted"
+	policies := map[string]bson.D{
+		"refuse": {{Key: "aggregate", Value: "orders"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$match", Value: f.ref.tracked(cs[3])}},
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: 1}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}},
+			{Key: "cursor", Value: bson.D{}}},
+		"cascade": {{Key: "delete", Value: "orders"}, {Key: "deletes", Value: bson.A{bson.D{
+			{Key: "q", Value: f.ref.tracked(cs[3])}, {Key: "limit", Value: 0}}}}},
+		"detach": explainUpdate("orders", marked.tracked(cs[3]),
+			bson.D{{Key: "$set", Value: bson.D{{Key: "customer.deleted", Value: true}}}}),
+	}
+	for name, cmd := range policies {
+		if res := explaintest.Run(t, f.db, cmd); res.HasStage("COLLSCAN") || !res.Uses(index) {
+			t.Fatalf("%s plan %v: want a scan of %s and no COLLSCAN", name, res, index)
+		}
 	}
 
 	// Without the index the same fan-out scans the collection: the
@@ -390,7 +489,7 @@ func TestReferenceIndexUsed(t *testing.T) {
 		t.Fatalf("List: %d, %v", len(got), err)
 	}
 	for i := 1; i < len(got); i++ {
-		if !got[i-1].Lookup("createdAt").Time().After(got[i].Lookup("createdAt").Time()) {
+		if !got[i-1].CreatedAt.After(got[i].CreatedAt) {
 			t.Fatal("List is not newest first")
 		}
 	}
@@ -402,14 +501,14 @@ func TestReferenceEmptyFrozen(t *testing.T) {
 	db := testenv.Database(t)
 	cfg := orderConfig()
 	cfg.Frozen = bson.D{}
-	ref, err := New(db.Collection("customers"), db.Collection("orders"), cfg)
+	ref, err := New[Customer, Order, CustomerRef](db.Collection("customers"), db.Collection("orders"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{db: db, customers: db.Collection("customers"), orders: db.Collection("orders"), ref: ref}
 	c := f.customer(t, "Ada")
 	o := f.order(t, c, "delivered", time.Now())
-	if fo, err := ref.Update(ctx, c, bson.D{{Key: "name", Value: "Ada King"}}); err != nil || fo.Modified != 1 {
+	if _, fo, err := ref.Update(ctx, c, set(bson.D{{Key: "name", Value: "Ada King"}})); err != nil || fo.Modified != 1 {
 		t.Fatalf("fan-out with an empty Frozen: %+v, %v", fo, err)
 	}
 	if got := f.stored(t, o).Lookup("name").StringValue(); got != "Ada King" {
