@@ -8,7 +8,7 @@ func readMetrics(op string, naive, pat readResult) []Metric {
 		{Name: op + ": documents examined", Kind: KindRead, Unit: "docs", Better: Lower, Naive: naive.DocsExamined, Pattern: pat.DocsExamined},
 		{Name: op + ": index keys examined", Kind: KindRead, Unit: "keys", Better: Lower, Naive: naive.KeysExamined, Pattern: pat.KeysExamined},
 		{Name: op + ": round trips", Kind: KindRead, Unit: "round trips", Better: Lower, Naive: naive.RoundTrips, Pattern: pat.RoundTrips},
-		{Name: op + ": bytes returned", Kind: KindRead, Unit: "bytes", Better: Lower, Naive: naive.BytesRecv, Pattern: pat.BytesRecv},
+		{Name: op + ": bytes returned", Kind: KindRead, Unit: "bytes", Better: Lower, Naive: naive.BytesRecv, Pattern: pat.BytesRecv, Minor: true},
 		{Name: op + ": p50 latency", Kind: KindRead, Unit: "µs", Better: Lower, Naive: naive.P50, Pattern: pat.P50, Timing: true},
 		{Name: op + ": p99 latency", Kind: KindRead, Unit: "µs", Better: Lower, Naive: naive.P99, Pattern: pat.P99, Timing: true},
 	}
@@ -21,7 +21,7 @@ func writeMetrics(op string, naive, pat opStats) []Metric {
 	return []Metric{
 		{Name: op + ": documents written", Kind: KindWrite, Unit: "docs", Better: Lower, Naive: naive.DocsWritten, Pattern: pat.DocsWritten},
 		{Name: op + ": round trips", Kind: KindWrite, Unit: "round trips", Better: Lower, Naive: naive.RoundTrips, Pattern: pat.RoundTrips},
-		{Name: op + ": bytes written", Kind: KindWrite, Unit: "bytes", Better: Lower, Naive: naive.BytesSent, Pattern: pat.BytesSent},
+		{Name: op + ": bytes written", Kind: KindWrite, Unit: "bytes", Better: Lower, Naive: naive.BytesSent, Pattern: pat.BytesSent, Minor: true},
 		{Name: op + ": p50 latency", Kind: KindWrite, Unit: "µs", Better: Lower, Naive: naive.P50, Pattern: pat.P50, Timing: true},
 		{Name: op + ": p99 latency", Kind: KindWrite, Unit: "µs", Better: Lower, Naive: naive.P99, Pattern: pat.P99, Timing: true},
 	}

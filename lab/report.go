@@ -87,6 +87,11 @@ type Metric struct {
 	// Timing marks a wall-clock figure, which varies between runs; the
 	// verdict prefers the other metrics. Not part of the JSON schema.
 	Timing bool `json:"-"`
+	// Minor marks a figure the verdict names only when nothing else
+	// differs: the bytes a read returns or a write sends, which follow
+	// from the documents and round trips already counted. Not part of
+	// the JSON schema.
+	Minor bool `json:"-"`
 }
 
 // Latency holds one operation's latency samples in microseconds, for

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"slices"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -25,10 +27,17 @@ var computedScenario = scenario{
 func runComputed(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	products := e.n(200, 4)
+	// Ratings per product are heavy-tailed, and the most rated products
+	// are the most viewed: product k is the k-th most popular.
+	counts := make([]int, products)
+	for p := range counts {
+		counts[p] = g.heavy(1, 1.1, e.n(3000, 60))
+	}
+	slices.SortFunc(counts, func(a, b int) int { return b - a })
 	var productDocs, ratingDocs []any
 	for p := range products {
 		productDocs = append(productDocs, bson.D{{Key: "_id", Value: p}, {Key: "name", Value: g.words(3)}})
-		for range g.heavy(1, 1.1, e.n(3000, 60)) {
+		for range counts[p] {
 			ratingDocs = append(ratingDocs, bson.D{{Key: "productId", Value: p}, {Key: "stars", Value: int32(1 + g.intn(5))},
 				{Key: "userId", Value: g.intn(1_000_000)}})
 		}
@@ -66,7 +75,7 @@ func runComputed(e *env) ([]Metric, []Latency, error) {
 	}
 	e.step()
 
-	pop := g.zipf(products, 1.2)
+	pop := g.zipfRank(products, 1.2)
 	reads := e.n(400, 20)
 	pages := make([]int, reads+warmup)
 	for i := range pages {

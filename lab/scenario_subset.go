@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -35,6 +36,9 @@ func runSubset(e *env) ([]Metric, []Latency, error) {
 	for p := range counts {
 		counts[p] = g.heavy(subsetSize, 1.3, e.n(2000, 40))
 	}
+	// The most reviewed products are the most viewed: product k is the
+	// k-th most popular.
+	slices.SortFunc(counts, func(a, b int) int { return b - a })
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var productDocs, reviewDocs []any
 	for p := range products {
@@ -85,7 +89,7 @@ func runSubset(e *env) ([]Metric, []Latency, error) {
 	e.step()
 
 	// The product page, products drawn by Zipf popularity.
-	pop := g.zipf(products, 1.2)
+	pop := g.zipfRank(products, 1.2)
 	reads := e.n(400, 20)
 	pages := make([]int, reads+warmup)
 	for i := range pages {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Wins reports whether the pattern does better than the naive form on m.
@@ -61,7 +63,8 @@ func Check(r PatternResult) error {
 
 // verdict names the biggest win and the biggest charge, preferring the
 // metrics that do not vary from run to run (counts and sizes) over
-// latencies; among equal ratios the first metric wins.
+// latencies, and those over the minor ones (bytes on the wire); among
+// equal ratios the first metric wins.
 func verdict(ms []Metric) Verdict {
 	return Verdict{
 		Buy:    describe(pick(ms, Metric.Wins), "wins on nothing measured"),
@@ -69,14 +72,26 @@ func verdict(ms []Metric) Verdict {
 	}
 }
 
+// tier orders metrics for the verdict: counts and sizes, then bytes on
+// the wire, then latencies.
+func (m Metric) tier() int {
+	switch {
+	case m.Timing:
+		return 2
+	case m.Minor:
+		return 1
+	}
+	return 0
+}
+
 // pick returns the metric with the largest ratio among those ok accepts,
-// non-timing ones first, or nil.
+// from the first tier that has one, or nil.
 func pick(ms []Metric, ok func(Metric) bool) *Metric {
-	for _, timing := range []bool{false, true} {
+	for tier := range 3 {
 		var best *Metric
 		for i := range ms {
 			m := &ms[i]
-			if m.Timing != timing || !ok(*m) {
+			if m.tier() != tier || !ok(*m) {
 				continue
 			}
 			if best == nil || m.Ratio() > best.Ratio() {
@@ -114,7 +129,14 @@ func describe(m *Metric, none string) string {
 		}
 		how = ratioText(r) + "× " + word
 	}
-	return fmt.Sprintf("%s %s → %s %s (%s)", m.Name, Format(m.Naive, m.Unit), Format(m.Pattern, m.Unit), m.Unit, how)
+	unit := " " + m.Unit
+	if strings.HasSuffix(m.Name, m.Unit) || m.Unit == "%" {
+		unit = strings.TrimPrefix(unit, " ")
+		if m.Unit != "%" {
+			unit = ""
+		}
+	}
+	return fmt.Sprintf("%s %s → %s%s (%s)", m.Name, Format(m.Naive, m.Unit), Format(m.Pattern, m.Unit), unit, how)
 }
 
 // ratioText prints a ratio with two significant digits.
@@ -135,12 +157,8 @@ func Format(v float64, unit string) string {
 	switch {
 	case a >= 100 || v == math.Trunc(v):
 		return thousands(int64(math.Round(v)))
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3g", v)
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // thousands prints n with comma separators.
