@@ -125,7 +125,7 @@ func writeBars(b *strings.Builder, ms []Metric) {
 const (
 	latW, latH       = 440, 240
 	latLeft, latBot  = 44, 36
-	latTop, latRight = 24, 12
+	latTop, latRight = 28, 36
 )
 
 // writeLatency draws the cumulative distribution of one operation's
@@ -134,7 +134,7 @@ func writeLatency(b *strings.Builder, l Latency) {
 	all := append(slices.Clone(l.Naive), l.Pattern...)
 	fmt.Fprintf(b, `<svg class="latency" role="img" aria-label="latency distribution: %s" viewBox="0 0 %d %d" width="%d" height="%d">`+"\n",
 		esc(l.Op), latW, latH, latW, latH)
-	fmt.Fprintf(b, `<text x="%d" y="16" class="title">%s: latency distribution</text>`+"\n", latLeft, esc(l.Op))
+	fmt.Fprintf(b, `<text x="%d" y="16" class="title">%s</text>`+"\n", latLeft, esc(l.Op))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range all {
 		if v > 0 {
@@ -157,13 +157,13 @@ func writeLatency(b *strings.Builder, l Latency) {
 	fmt.Fprintf(b, `<rect class="frame" x="%d" y="%d" width="%.0f" height="%.0f"/>`+"\n", latLeft, latTop, plotW, plotH)
 	for e := llo; e <= lhi; e++ {
 		xe := x(math.Pow(10, e))
-		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%.0f"/><text x="%.1f" y="%d" class="tick">%s</text>`+"\n",
-			xe, latTop, xe, float64(latTop)+plotH, xe-10, latH-latBot+14, esc(durationText(math.Pow(10, e))))
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%d" x2="%.1f" y2="%.0f"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`+"\n",
+			xe, latTop, xe, float64(latTop)+plotH, xe, latH-latBot+14, esc(durationText(math.Pow(10, e))))
 	}
 	for _, f := range []float64{0, 0.5, 0.99} {
 		fmt.Fprintf(b, `<text x="4" y="%.1f" class="tick">p%.0f</text>`+"\n", y(f)+4, f*100)
 	}
-	fmt.Fprintf(b, `<text x="%d" y="%d" class="tick">time per operation (log scale)</text>`+"\n", latLeft, latH-4)
+	fmt.Fprintf(b, `<text x="%d" y="%d" class="tick">latency per operation, cumulative (log scale)</text>`+"\n", latLeft, latH-4)
 	for _, s := range []struct {
 		class string
 		xs    []float64
@@ -180,7 +180,7 @@ func writeLatency(b *strings.Builder, l Latency) {
 		fmt.Fprintf(b, `<polyline class="cdf %s" points="%s"/>`+"\n", s.class, strings.TrimSpace(pts.String()))
 	}
 	fmt.Fprintf(b, `<text x="%d" y="%d" class="key naive">naive</text><text x="%d" y="%d" class="key pattern">pattern</text>`+"\n",
-		latW-latRight-110, latTop+16, latW-latRight-60, latTop+16)
+		latW-latRight-80, 16, latW-latRight-30, 16)
 	b.WriteString("</svg>\n")
 }
 
