@@ -59,6 +59,7 @@ func (m *monitor) stop() (counts, []bson.Raw) {
 	return m.c, cmds
 }
 
+// startedEvent counts a command sent and, while capturing, keeps it.
 func (m *monitor) startedEvent(_ context.Context, e *event.CommandStartedEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -73,6 +74,8 @@ func (m *monitor) startedEvent(_ context.Context, e *event.CommandStartedEvent) 
 	}
 }
 
+// succeededEvent counts a reply: its bytes, duration, and the documents
+// it returns or says it wrote.
 func (m *monitor) succeededEvent(_ context.Context, e *event.CommandSucceededEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -89,6 +92,7 @@ func (m *monitor) succeededEvent(_ context.Context, e *event.CommandSucceededEve
 	m.c.DocsWritten += written(name, reply)
 }
 
+// failedEvent forgets a command that failed.
 func (m *monitor) failedEvent(_ context.Context, e *event.CommandFailedEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -64,6 +64,7 @@ func (l *Lines) Begin(pattern string, steps int) (step func(), done func(err err
 	}
 }
 
+// printf writes one line under the lock.
 func (l *Lines) printf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -22,6 +22,8 @@ var approxScenario = scenario{
 // approxN is the pattern's step: one write per 100 views of a page.
 const approxN = 100
 
+// runApprox generates the scenario's data, loads it in both forms and
+// measures them.
 func runApprox(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	pages, events := e.n(50, 5), e.n(20000, 500)

@@ -32,6 +32,8 @@ var (
 	attributeSizes  = []string{"XS", "S", "M", "L", "XL"}
 )
 
+// runAttribute generates the scenario's data, loads it in both forms and
+// measures them.
 func runAttribute(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	products := e.n(2000, 40)

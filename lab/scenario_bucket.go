@@ -43,6 +43,8 @@ type flatTrade struct {
 	Trade trade `bson:",inline"`
 }
 
+// runBucket generates the scenario's data, loads it in both forms and
+// measures them.
 func runBucket(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	owners := e.n(100, 3)

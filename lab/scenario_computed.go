@@ -24,6 +24,8 @@ var computedScenario = scenario{
 	run:     runComputed,
 }
 
+// runComputed generates the scenario's data, loads it in both forms and
+// measures them.
 func runComputed(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	products := e.n(200, 4)

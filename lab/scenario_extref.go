@@ -22,6 +22,8 @@ var extrefScenario = scenario{
 	run:     runExtref,
 }
 
+// runExtref generates the scenario's data, loads it in both forms and
+// measures them.
 func runExtref(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	customers, orders := e.n(200, 4), e.n(3000, 40)

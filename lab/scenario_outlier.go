@@ -29,6 +29,8 @@ var outlierScenario = scenario{
 // outlierThreshold is the number of buyers a book embeds.
 const outlierThreshold = 50
 
+// runOutlier generates the scenario's data, loads it in both forms and
+// measures them.
 func runOutlier(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	books := e.n(100, 4)

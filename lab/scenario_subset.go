@@ -27,6 +27,8 @@ var subsetScenario = scenario{
 // subsetSize is the number of reviews on the product page.
 const subsetSize = 5
 
+// runSubset generates the scenario's data, loads it in both forms and
+// measures them.
 func runSubset(e *env) ([]Metric, []Latency, error) {
 	ctx, g := e.ctx, e.gen
 	products := e.n(200, 4)
