@@ -151,7 +151,8 @@ func writeLatency(b *strings.Builder, l Latency) {
 	}
 	plotW, plotH := float64(latW-latLeft-latRight), float64(latH-latTop-latBot)
 	x := func(v float64) float64 {
-		return float64(latLeft) + (math.Log10(math.Max(v, lo))-llo)/(lhi-llo)*plotW
+		// Zero samples sit on the left edge.
+		return float64(latLeft) + (math.Log10(math.Max(v, math.Pow(10, llo)))-llo)/(lhi-llo)*plotW
 	}
 	y := func(f float64) float64 { return float64(latTop) + (1-f)*plotH }
 	fmt.Fprintf(b, `<rect class="frame" x="%d" y="%d" width="%.0f" height="%.0f"/>`+"\n", latLeft, latTop, plotW, plotH)
