@@ -83,7 +83,7 @@ func runAttribute(e *env) ([]Metric, []Latency, error) {
 	if _, err := nProducts.InsertMany(ctx, docs); err != nil {
 		return nil, nil, err
 	}
-	s, err := attribute.New(e.coll("products"), attribute.Config{Field: "specs",
+	s, err := attribute.New[bson.D](e.coll("products"), attribute.Config{Field: "specs",
 		Kinds: map[string]attribute.Kind{"color": attribute.String, "size": attribute.String}})
 	if err != nil {
 		return nil, nil, err
@@ -156,9 +156,12 @@ func runAttribute(e *env) ([]Metric, []Latency, error) {
 	}
 	var ids []any
 	patIns, err := e.run(writes, true, func(i int) error {
-		id, err := s.Insert(ctx, bson.D{{Key: "name", Value: fresh[i].name}}, fresh[i].attrs...)
-		ids = append(ids, id)
-		return err
+		doc, err := s.Insert(ctx, bson.D{{Key: "name", Value: fresh[i].name}}, fresh[i].attrs...)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, idOfD(doc))
+		return nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -222,11 +225,21 @@ func runAttribute(e *env) ([]Metric, []Latency, error) {
 }
 
 // findAttr runs an attribute query and reads every result.
-func findAttr(ctx context.Context, s *attribute.Store, f attribute.Filter) error {
-	cur, err := s.Find(ctx, f)
+func findAttr(ctx context.Context, s *attribute.Store[bson.D], f attribute.Filter) error {
+	cur, err := s.Cursor(ctx, f)
 	if err != nil {
 		return err
 	}
 	var out []bson.Raw
 	return cur.All(ctx, &out)
+}
+
+// idOfD returns the _id of a stored document.
+func idOfD(d bson.D) any {
+	for _, e := range d {
+		if e.Key == "_id" {
+			return e.Value
+		}
+	}
+	return nil
 }

@@ -57,7 +57,7 @@ func runComputed(e *env) ([]Metric, []Latency, error) {
 		return nil, nil, err
 	}
 	pProducts, pRatings := e.coll("products"), e.coll("ratings")
-	m, err := computed.New(pProducts, pRatings, computed.Config{Parent: "productId", Value: "stars", Target: "rating"})
+	m, err := computed.New[bson.D, bson.D](pProducts, pRatings, computed.Config{Parent: "productId", Value: "stars", Target: "rating"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,7 +102,8 @@ func runComputed(e *env) ([]Metric, []Latency, error) {
 		return nil, nil, err
 	}
 	patRead, err := e.read(reads, func(i int) error {
-		_, _, err := m.Average(ctx, pages[i])
+		t, err := m.Get(ctx, pages[i])
+		_, _ = t.Average()
 		return err
 	})
 	if err != nil {

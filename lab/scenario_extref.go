@@ -72,7 +72,7 @@ func runExtref(e *env) ([]Metric, []Latency, error) {
 		return nil, nil, err
 	}
 	pCustomers, pOrders := e.coll("customers"), e.coll("orders")
-	ref, err := extref.New(pCustomers, pOrders, extref.Config{Field: "customer", Fields: []string{"name"},
+	ref, err := extref.New[bson.D, bson.D, bson.D](pCustomers, pOrders, extref.Config{Field: "customer", Fields: []string{"name"},
 		Frozen:  bson.D{{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{"delivered", "cancelled"}}}}},
 		OrderBy: bson.D{{Key: "createdAt", Value: -1}}})
 	if err != nil {
@@ -168,7 +168,7 @@ func runExtref(e *env) ([]Metric, []Latency, error) {
 		return nil, nil, err
 	}
 	patRename, err := e.run(renames, true, func(i int) error {
-		_, err := ref.Update(ctx, who[i], bson.D{{Key: "name", Value: names[i]}})
+		_, _, err := ref.Update(ctx, who[i], bson.D{{Key: "$set", Value: bson.D{{Key: "name", Value: names[i]}}}})
 		return err
 	})
 	if err != nil {
