@@ -22,7 +22,7 @@ func BenchmarkProductPage(b *testing.B) {
 		b.Run("form="+form, func(b *testing.B) {
 			ctx := context.Background()
 			db, count := testenv.Monitored(b)
-			w, err := New(db.Collection("products"), db.Collection("reviews"), Config{
+			w, err := New[bson.D, bson.D](db.Collection("products"), db.Collection("reviews"), Config{
 				Parent: "productId", Time: "at", Array: "recentReviews", Size: 5})
 			if err != nil {
 				b.Fatal(err)
