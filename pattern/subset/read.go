@@ -73,7 +73,8 @@ type Page[C any] struct {
 }
 
 // Page returns up to limit children of parent that come after the cursor
-// in (Time desc, _id desc) order: keyset pagination over the
+// in (Time desc, _id desc) order, leaving out children that break the
+// time rule (Check reports those): keyset pagination over the
 // {Parent, Time, _id} index, so that every page costs limit index entries
 // whatever its depth, and children sharing a Time are neither repeated
 // nor skipped. limit must be positive.
@@ -81,10 +82,10 @@ func (w *Window[P, C]) Page(ctx context.Context, parent any, after Cursor, limit
 	if limit <= 0 {
 		return Page[C]{}, fmt.Errorf("subset: page: limit %d must be positive", limit)
 	}
-	filter := bson.D{{Key: w.cfg.Parent, Value: parent}}
+	filter := w.childrenOf(parent)
 	if after.ID.Type != 0 {
+		filter[1].Value = append(filter[1].Value.(bson.D), bson.E{Key: "$lte", Value: after.Time})
 		filter = append(filter,
-			bson.E{Key: w.cfg.Time, Value: bson.D{{Key: "$lte", Value: after.Time}}},
 			bson.E{Key: "$nor", Value: bson.A{bson.D{
 				{Key: w.cfg.Time, Value: after.Time},
 				{Key: "_id", Value: bson.D{{Key: "$gte", Value: after.ID}}},

@@ -88,7 +88,7 @@ func rawArray(docs []bson.Raw) bson.A {
 // newest reads the copies of the newest N children of parent, in array
 // order, through the {Parent, Time, _id} index.
 func (w *Window[P, C]) newest(ctx context.Context, parent any) ([]bson.Raw, error) {
-	cur, err := w.children.Find(ctx, bson.D{{Key: w.cfg.Parent, Value: parent}},
+	cur, err := w.children.Find(ctx, w.childrenOf(parent),
 		options.Find().SetSort(w.order()).SetLimit(int64(w.cfg.Size)))
 	if err != nil {
 		return nil, err
@@ -103,6 +103,12 @@ func (w *Window[P, C]) newest(ctx context.Context, parent any) ([]bson.Raw, erro
 		top = append(top, c)
 	}
 	return top, cur.Err()
+}
+
+// childrenOf filters the children of parent that keep the time rule:
+// {<Parent>: parent, <Time>: {$gte: <least value of TimeType>}}.
+func (w *Window[P, C]) childrenOf(parent any) bson.D {
+	return bson.D{{Key: w.cfg.Parent, Value: parent}, {Key: w.cfg.Time, Value: bson.D{{Key: "$gte", Value: w.cfg.timeFloor()}}}}
 }
 
 // holds reports whether the stored array has an element with _id id.

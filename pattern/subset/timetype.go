@@ -2,6 +2,7 @@ package subset
 
 import (
 	"fmt"
+	"math"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -55,14 +56,40 @@ func (c Config) timeTypes() []bson.Type {
 	return numeric
 }
 
-// timeOK reports whether a time value has an allowed type.
+// timeOK reports whether a time value has an allowed type (a NaN is no
+// time).
 func (c Config) timeOK(v bson.RawValue) bool {
 	for _, t := range c.timeTypes() {
 		if v.Type == t {
+			if d, ok := v.DoubleOK(); ok && math.IsNaN(d) {
+				return false
+			}
+			if d, ok := v.Decimal128OK(); ok && d.IsNaN() {
+				return false
+			}
 			return true
 		}
 	}
 	return false
+}
+
+// timeFloor returns the least value of the time type. Comparisons in a
+// filter only match values of the operand's type (numbers all count as
+// one), so {<Time>: {$gte: floor}} selects exactly the children that
+// keep the time rule, as an index range: the window and the pages are
+// built from those alone.
+func (c Config) timeFloor() any {
+	switch c.timeType() {
+	case bson.TypeDateTime:
+		return bson.DateTime(math.MinInt64)
+	case bson.TypeString:
+		return ""
+	case bson.TypeTimestamp:
+		return bson.Timestamp{}
+	case bson.TypeObjectID:
+		return bson.ObjectID{}
+	}
+	return math.Inf(-1)
 }
 
 // checkChild checks that child (a stored or about to be stored child
