@@ -60,7 +60,8 @@ func (w *Window[P, C]) Add(ctx context.Context, child C) (any, error) {
 // one write per child. Every child is checked first, and every parent
 // named must exist: otherwise AddMany writes nothing and wraps
 // ErrTimeType or ErrParentNotFound. It returns the children's _ids, in
-// order.
+// order. When the insert fails part way (DuplicateKey), the children
+// inserted before the failure keep their windows up to date.
 func (w *Window[P, C]) AddMany(ctx context.Context, children []C) ([]any, error) {
 	if len(children) == 0 {
 		return nil, nil
@@ -92,6 +93,17 @@ func (w *Window[P, C]) AddMany(ctx context.Context, children []C) ([]any, error)
 	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
 		inserted = false
 		if _, err := w.children.InsertMany(ctx, docs); err != nil {
+			// An ordered insertMany stops at its first failure (say a
+			// DuplicateKey): the children before it are in, and get
+			// their windows, unless a transaction takes them back.
+			var bwe mongo.BulkWriteException
+			if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
+				if n := bwe.WriteErrors[0].Index; n > 0 && n <= len(raws) {
+					if aerr := w.insertBatch(ctx, raws[:n]); aerr != nil {
+						return errors.Join(err, aerr)
+					}
+				}
+			}
 			return err
 		}
 		inserted = true
