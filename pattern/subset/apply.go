@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/formworkdb/formwork/pattern"
@@ -104,7 +105,9 @@ func (w *Window[P, C]) applyInsert(ctx context.Context, child bson.Raw) error {
 // the same change) already embedded from being pushed twice. When it
 // matches nothing the parent either does not exist (ErrParentNotFound)
 // or already holds one of the copies; then the window is refilled from
-// the child collection, which embeds the rest.
+// the child collection, which embeds the rest. A parent whose field is
+// null (a typed parent inserted with a nil slice) or not an array makes
+// the $push fail; the refill then sets the field.
 func (w *Window[P, C]) pushAll(ctx context.Context, parent bson.RawValue, copies []bson.Raw) error {
 	ids := make(bson.A, len(copies))
 	for i, c := range copies {
@@ -117,6 +120,15 @@ func (w *Window[P, C]) pushAll(ctx context.Context, parent bson.RawValue, copies
 		{Key: "$slice", Value: w.cfg.Size},
 	}}}}}
 	res, err := w.parents.UpdateOne(ctx, filter, push)
+	var we mongo.WriteException
+	if errors.As(err, &we) && len(we.WriteErrors) > 0 {
+		// The parent's field is not an array: null where a typed parent
+		// with a nil slice was inserted, or garbage. The refill sets it.
+		if _, rerr := w.refill(ctx, parent, nil); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}

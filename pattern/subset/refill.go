@@ -128,9 +128,9 @@ func holds(arr bson.RawValue, id bson.RawValue) bool {
 
 // sameArray reports whether the stored array holds exactly the copies in
 // top, in order; within a copy the field order does not matter. A
-// missing array equals an empty one.
+// missing or null array equals an empty one.
 func sameArray(stored bson.RawValue, top []bson.Raw) bool {
-	if stored.Type == 0 {
+	if stored.Type == 0 || stored.Type == bson.TypeNull {
 		return len(top) == 0
 	}
 	arr, ok := stored.ArrayOK()

@@ -647,3 +647,27 @@ func TestWindowConcurrentEditsOfOneChild(t *testing.T) {
 	wg.Wait()
 	f.verifyOK(t)
 }
+
+// TestWindowNullArray: a typed parent inserted with a nil window slice
+// stores null there; the first push turns it into the window, and a null
+// window of a parent without children is no problem.
+func TestWindowNullArray(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	for _, p := range []string{"p1", "p2"} {
+		if _, err := f.products.InsertOne(ctx, Product{ID: p, Name: "typed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.verifyOK(t)
+	for n := range 3 {
+		f.add(t, "p1", n)
+	}
+	if _, err := f.w.AddMany(ctx, []Review{review("p2", 1), review("p2", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, []string{"p1-r02", "p1-r01", "p1-r00"}) {
+		t.Fatalf("window %v", got)
+	}
+	f.verifyOK(t)
+}
