@@ -147,20 +147,24 @@ func (w *Window[P, C]) pushAll(ctx context.Context, parent bson.RawValue, copies
 }
 
 // insertBatch applies inserts of many children: their copies grouped by
-// parent, one push per parent (per maxPush copies).
+// parent, one push per parent (per maxPush copies). A child breaking the
+// time rule or naming no existing parent is reported in the joined error
+// after the others' windows are written.
 func (w *Window[P, C]) insertBatch(ctx context.Context, docs []bson.Raw) error {
 	type group struct {
 		parent bson.RawValue
 		copies []bson.Raw
 	}
 	var groups []*group
+	var refused []error
 	byParent := map[string]*group{}
 	for _, d := range docs {
 		if d == nil {
 			return errors.New("insert without the inserted document")
 		}
 		if err := w.cfg.checkChild(d); err != nil {
-			return err
+			refused = append(refused, err) // the others still get their windows
+			continue
 		}
 		cp, err := w.copyOf(d)
 		if err != nil {
@@ -176,7 +180,7 @@ func (w *Window[P, C]) insertBatch(ctx context.Context, docs []bson.Raw) error {
 		}
 		g.copies = append(g.copies, cp)
 	}
-	var missing []error
+	missing := refused
 	for _, g := range groups {
 		for start := 0; start < len(g.copies); start += maxPush {
 			end := min(start+maxPush, len(g.copies))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -115,6 +116,35 @@ func TestWindowTimeTypeConfigured(t *testing.T) {
 		t.Fatalf("window by number: %v, %v", got, err)
 	}
 	if rep, err := w.Verify(ctx); err != nil || rep.Found != 0 {
+		t.Fatalf("Verify = %+v, %v", rep, err)
+	}
+}
+
+// TestWindowApplyManyRefusesOne: a bulk load through a Source whose batch
+// holds one child breaking the time rule still writes the others'
+// windows, and reports the one.
+func TestWindowApplyManyRefusesOne(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	f.product(t, "p1")
+	w, err := New[bson.D, bson.D](f.products, f.reviews, reviewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := pattern.NewSource[bson.D](f.reviews, w)
+	_, err = src.InsertMany(ctx, []bson.D{
+		{{Key: "_id", Value: "a"}, {Key: "productId", Value: "p1"}, {Key: "at", Value: t0}},
+		{{Key: "_id", Value: "s"}, {Key: "productId", Value: "p1"}, {Key: "at", Value: "today"}},
+		{{Key: "_id", Value: "b"}, {Key: "productId", Value: "p1"}, {Key: "at", Value: t0.Add(time.Hour)}},
+	})
+	if !errors.Is(err, ErrTimeType) {
+		t.Fatalf("InsertMany = %v, want ErrTimeType", err)
+	}
+	if got := ids(f.stored(t, "p1")); !slices.Equal(got, []string{"b", "a"}) {
+		t.Fatalf("window %v, want the two good children", got)
+	}
+	rep, err := w.Verify(ctx)
+	if err != nil || !slices.Equal(kinds(rep), []string{"time-type:p1"}) {
 		t.Fatalf("Verify = %+v, %v", rep, err)
 	}
 }
