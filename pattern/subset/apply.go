@@ -92,7 +92,35 @@ func (w *Window[P, C]) applyInsert(ctx context.Context, child bson.Raw) error {
 	if err != nil {
 		return err
 	}
-	return w.pushAll(ctx, child.Lookup(w.cfg.Parent), []bson.Raw{cp})
+	parent := child.Lookup(w.cfg.Parent)
+	if err := w.pushAll(ctx, parent, []bson.Raw{cp}); err != nil {
+		return err
+	}
+	return w.recheck(ctx, parent, child.Lookup("_id"), cp)
+}
+
+// recheck closes the gap between a child's write and the $push of its
+// copy: an edit or delete of the child landing in that gap finds no copy
+// to edit or remove, and the $push then embeds a stale copy. So after
+// the push the child is read again, and when it is gone or its copy
+// changed, the window is refilled (if it holds the child). Inside a
+// transaction the gap does not exist and the read is skipped.
+func (w *Window[P, C]) recheck(ctx context.Context, parent, id bson.RawValue, pushed bson.Raw) error {
+	if tx, err := pattern.Transactions(ctx, w.client()); err != nil || tx {
+		return err
+	}
+	now, err := w.children.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	if err == nil {
+		var cp bson.Raw
+		if cp, err = w.copyOf(now); err == nil && bytes.Equal(cp, pushed) && now.Lookup(w.cfg.Parent).Equal(parent) {
+			return nil
+		}
+	}
+	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return err
+	}
+	_, err = w.refill(ctx, parent, &id)
+	return err
 }
 
 // pushAll pushes copies (at most maxPush) into parent's window, keeping

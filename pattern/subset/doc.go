@@ -95,6 +95,12 @@
 //     where the window holds the before image, and otherwise (concurrent
 //     edits of one child applied out of order) the window is refilled
 //     from the child as it now is.
+//   - After its $push an add (or move) reads the child again: an edit or
+//     delete that landed between the child's write and the push found no
+//     copy to change, so when the child is gone or its copy changed, the
+//     window is refilled. (Not inside a transaction, where that gap does
+//     not exist, and not for AddMany's batches: a bulk load that races
+//     edits of the children it is loading relies on Check/Repair.)
 //   - An Add racing a DeleteParent finds no parent for its push and takes
 //     its child back (ErrParentNotFound), so no child outlives its parent
 //     under Refuse or Cascade.
