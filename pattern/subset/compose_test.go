@@ -2,6 +2,7 @@ package subset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -159,6 +160,18 @@ func TestSourceMaintainsWindowAndTally(t *testing.T) {
 		t.Fatalf("copy after Applied: %v", r)
 	}
 	checkAll(t, src)
+
+	// A review of a product that does not exist: the window refuses it;
+	// without transactions the review stays, and Check reports it.
+	if _, err := src.Insert(ctx, review("nope", 1)); !errors.Is(err, ErrParentNotFound) {
+		t.Fatalf("Insert for an unknown product: %v", err)
+	}
+	if tx, _ := pattern.Transactions(ctx, f.db.Client()); !tx {
+		rep, err := f.w.Verify(ctx)
+		if err != nil || !slices.Equal(kinds(rep), []string{"orphan:nope"}) {
+			t.Fatalf("Verify = %+v, %v", rep, err)
+		}
+	}
 }
 
 // TestSourceConcurrentUpdates races Source updates of the same reviews:

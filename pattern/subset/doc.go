@@ -119,7 +119,11 @@
 //	reviews.Update(ctx, id, bson.M{"$set": bson.M{"productId": q}}) // move
 //	reviews.Delete(ctx, id)                                     // delete
 //
-// Source.Applied hands over a write the application made itself. The
+// Source.Applied hands over a write the application made itself. A
+// Source insert naming a parent that does not exist fails with
+// ErrParentNotFound after the child is written: inside a transaction
+// nothing stays; without one the child stays and Check reports it
+// (KindOrphan), where the window's own Add takes it back. The
 // window's own verbs write the child and the window only; use the Source
 // when other copies depend on the children.
 //
