@@ -219,3 +219,26 @@ func TestSourceConcurrentUpdates(t *testing.T) {
 func optionsAfter() *options.FindOneAndUpdateOptionsBuilder {
 	return options.FindOneAndUpdate().SetReturnDocument(options.After)
 }
+
+// TestWindowApplyBadChange: changes without their images, or of an
+// unknown kind, are errors, not panics.
+func TestWindowApplyBadChange(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, reviewConfig())
+	good, _ := bson.Marshal(review("p1", 1))
+	for _, c := range []pattern.Change{
+		{Op: pattern.Insert},
+		{Op: pattern.Update, After: good},
+		{Op: pattern.Update, Before: good},
+		{Op: pattern.Delete},
+		{Op: pattern.Op(9), After: good},
+		{},
+	} {
+		if err := f.w.Apply(ctx, c); err == nil {
+			t.Errorf("Apply(%+v) succeeded", c)
+		}
+		if err := f.w.ApplyMany(ctx, []pattern.Change{c}); err == nil {
+			t.Errorf("ApplyMany(%+v) succeeded", c)
+		}
+	}
+}
