@@ -156,7 +156,8 @@
 //
 // The next page starts strictly after the last (at, _id) seen, so pages
 // never repeat or skip a child when several share a time, and the cost of
-// page k does not grow with k as skip(k*20) would.
+// page k does not grow with k as skip(k*20) would. Cursor's
+// MarshalText and UnmarshalText carry the position in a "next" link.
 //
 // # Check
 //
