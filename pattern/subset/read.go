@@ -10,10 +10,25 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// Recent returns the embedded copies of parent's newest children, newest
-// first: the product page's one read. It wraps ErrParentNotFound. The
-// returned documents are owned by the caller.
-func (w *Window) Recent(ctx context.Context, parent any) ([]bson.Raw, error) {
+// Parent reads the parent id, window included, into a P: the product
+// page's one read (P's field tagged with Config.Array decodes the
+// window, newest first). It wraps ErrParentNotFound.
+func (w *Window[P, C]) Parent(ctx context.Context, id any) (P, error) {
+	var out P
+	err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&out)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return out, fmt.Errorf("subset: parent: %w: _id %v", ErrParentNotFound, id)
+	}
+	if err != nil {
+		return out, fmt.Errorf("subset: parent: %w", err)
+	}
+	return out, nil
+}
+
+// Recent returns the copies of parent's newest children, newest first,
+// reading only the parent's window. A copy lacks Config.Parent (and,
+// with Config.Fields, the fields not copied). It wraps ErrParentNotFound.
+func (w *Window[P, C]) Recent(ctx context.Context, parent any) ([]C, error) {
 	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
 		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -30,11 +45,13 @@ func (w *Window) Recent(ctx context.Context, parent any) ([]bson.Raw, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subset: recent: %w", err)
 	}
-	out := make([]bson.Raw, 0, len(vals))
+	out := make([]C, 0, len(vals))
 	for _, v := range vals {
-		if d, ok := v.DocumentOK(); ok {
-			out = append(out, append(bson.Raw(nil), d...))
+		var c C
+		if err := v.Unmarshal(&c); err != nil {
+			return nil, fmt.Errorf("subset: recent: %w", err)
 		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -48,26 +65,27 @@ type Cursor struct {
 }
 
 // Page is one page of a parent's children, newest first.
-type Page struct {
-	// Children are the full child documents of this page.
-	Children []bson.Raw
+type Page[C any] struct {
+	// Children are the whole child documents of this page.
+	Children []C
 	// Next starts the following page; nil on the last page.
 	Next *Cursor
 }
 
 // Page returns up to limit children of parent that come after the cursor
-// in (Time desc, _id desc) order: keyset pagination over the
+// in (Time desc, _id desc) order, leaving out children that break the
+// time rule (Check reports those): keyset pagination over the
 // {Parent, Time, _id} index, so that every page costs limit index entries
 // whatever its depth, and children sharing a Time are neither repeated
 // nor skipped. limit must be positive.
-func (w *Window) Page(ctx context.Context, parent any, after Cursor, limit int) (Page, error) {
+func (w *Window[P, C]) Page(ctx context.Context, parent any, after Cursor, limit int) (Page[C], error) {
 	if limit <= 0 {
-		return Page{}, fmt.Errorf("subset: page: limit %d must be positive", limit)
+		return Page[C]{}, fmt.Errorf("subset: page: limit %d must be positive", limit)
 	}
-	filter := bson.D{{Key: w.cfg.Parent, Value: parent}}
+	filter := w.childrenOf(parent)
 	if after.ID.Type != 0 {
+		filter[1].Value = append(filter[1].Value.(bson.D), bson.E{Key: "$lte", Value: after.Time})
 		filter = append(filter,
-			bson.E{Key: w.cfg.Time, Value: bson.D{{Key: "$lte", Value: after.Time}}},
 			bson.E{Key: "$nor", Value: bson.A{bson.D{
 				{Key: w.cfg.Time, Value: after.Time},
 				{Key: "_id", Value: bson.D{{Key: "$gte", Value: after.ID}}},
@@ -75,20 +93,25 @@ func (w *Window) Page(ctx context.Context, parent any, after Cursor, limit int) 
 	}
 	cur, err := w.children.Find(ctx, filter, options.Find().SetSort(w.order()).SetLimit(int64(limit)+1))
 	if err != nil {
-		return Page{}, fmt.Errorf("subset: page: %w", err)
+		return Page[C]{}, fmt.Errorf("subset: page: %w", err)
 	}
 	defer cur.Close(ctx)
-	var p Page
+	var p Page[C]
+	var last bson.Raw
 	for cur.Next(ctx) {
 		if len(p.Children) == limit {
-			last := p.Children[limit-1]
 			p.Next = &Cursor{Time: last.Lookup(w.cfg.Time), ID: last.Lookup("_id")}
 			break
 		}
-		p.Children = append(p.Children, append(bson.Raw(nil), cur.Current...))
+		var c C
+		if err := cur.Decode(&c); err != nil {
+			return Page[C]{}, fmt.Errorf("subset: page: %w", err)
+		}
+		p.Children = append(p.Children, c)
+		last = append(last[:0], cur.Current...)
 	}
 	if err := cur.Err(); err != nil {
-		return Page{}, fmt.Errorf("subset: page: %w", err)
+		return Page[C]{}, fmt.Errorf("subset: page: %w", err)
 	}
 	return p, nil
 }

@@ -8,67 +8,136 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
-// ErrParentNotFound is wrapped by the verbs given a parent _id that does
-// not exist.
-var ErrParentNotFound = errors.New("parent document not found")
+// Sentinel errors. The first four are package pattern's, shared by every
+// pattern package; match them with errors.Is.
+var (
+	// ErrParentNotFound is wrapped by the verbs given a parent _id that
+	// does not exist (Add, AddMany and Move name the parent of a child).
+	ErrParentNotFound = pattern.ErrParentNotFound
+	// ErrNotFound is wrapped by Edit, Move and Delete given a child _id
+	// that does not exist.
+	ErrNotFound = pattern.ErrNotFound
+	// ErrHasChildren is wrapped by DeleteParent under the Refuse policy
+	// when children still reference the parent.
+	ErrHasChildren = pattern.ErrHasChildren
+	// ErrInvalidConfig is wrapped by Config.Validate and New.
+	ErrInvalidConfig = pattern.ErrInvalidConfig
+	// ErrTimeType is wrapped when a child's Config.Time field is missing
+	// or holds a value of another BSON type than Config.TimeType (a
+	// string date where dates are used): such a child would sort apart
+	// from the others and never show in the window, so it is refused.
+	ErrTimeType = errors.New("time field of the wrong BSON type")
+	// ErrContention is wrapped by the verbs that refill a window when
+	// other writes kept changing the parent's array for maxAttempts
+	// attempts.
+	ErrContention = errors.New("window changed concurrently on every attempt")
+)
 
-// ErrChildNotFound is wrapped by Edit and Delete given a child _id that
-// does not exist.
-var ErrChildNotFound = errors.New("child document not found")
+// maxAttempts bounds the compare-and-set loop of a refill and of an edit.
+const maxAttempts = 64
 
-// ErrContention is wrapped by the verbs that refill a subset when other
-// writes kept changing the parent's array for maxAttempts attempts.
-var ErrContention = errors.New("subset changed concurrently on every attempt")
+// Policy says what DeleteParent does with the children of the parent it
+// deletes.
+type Policy int
 
-// maxAttempts bounds the compare-and-set loop of a refill.
-const maxAttempts = 16
+const (
+	// Refuse (the zero Policy) deletes a parent only when no child
+	// references it; otherwise DeleteParent wraps ErrHasChildren.
+	Refuse Policy = iota
+	// Cascade deletes the parent and all its children.
+	Cascade
+	// Detach deletes the parent, and with it the window, and leaves its
+	// children in the child collection, referencing a parent that no
+	// longer exists. Check does not count them as problems.
+	Detach
+)
 
-// Config describes one subset. Its slices are owned by the caller and must
-// not change after New.
+// String returns "refuse", "cascade" or "detach".
+func (p Policy) String() string {
+	switch p {
+	case Refuse:
+		return "refuse"
+	case Cascade:
+		return "cascade"
+	case Detach:
+		return "detach"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// Config describes one window. Its slices are owned by the caller and
+// must not change after New.
 type Config struct {
 	// Parent is the child field holding the parent's _id, e.g. "productId".
 	Parent string
 	// Time is the child field that orders children, newest largest, e.g.
-	// "at". All children should hold values of one BSON type (dates).
+	// "at". Every child must hold it, with a value of TimeType.
 	Time string
-	// Array is the parent field holding the subset, e.g. "recentReviews".
+	// TimeType is the BSON type every Time value has; the zero value
+	// means bson.TypeDateTime. It may be a date, a string (ISO 8601
+	// text sorts by time), a timestamp, an ObjectID or a number; the
+	// four numeric types (int32, int64, double, decimal128) are one
+	// class, since MongoDB compares numbers by value across types.
+	// A child with another type is refused with ErrTimeType.
+	TimeType bson.Type
+	// Array is the parent field holding the window, e.g. "recentReviews".
 	Array string
 	// Size is N, the number of newest children embedded. At least 1.
 	Size int
 	// Fields, when not nil, lists the child fields copied besides _id and
 	// Time; when nil a copy is the whole child without Parent.
 	Fields []string
+	// OnParentDelete is what DeleteParent does with the children, and
+	// how Check treats children whose parent does not exist.
+	OnParentDelete Policy
 }
 
-// Validate reports the first problem with c: an empty, dotted or
-// $-prefixed field name, Parent or Time equal to "_id", Size below 1, or
-// Fields naming _id, Parent or Time, or a field twice.
+// Validate reports the first problem with c, wrapping ErrInvalidConfig:
+// an empty, dotted or $-prefixed field name, Parent or Time equal to
+// "_id", Size below 1, Fields naming _id, Parent or Time, or a field
+// twice, a TimeType that cannot order children, or an unknown Policy.
 func (c Config) Validate() error {
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("subset: config: %w: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+// validate is Validate without the wrapping.
+func (c Config) validate() error {
 	for _, f := range []struct{ name, v string }{{"Parent", c.Parent}, {"Time", c.Time}, {"Array", c.Array}} {
 		if err := fieldName(f.v); err != nil {
-			return fmt.Errorf("subset: config: %s: %w", f.name, err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		if f.v == "_id" {
-			return fmt.Errorf(`subset: config: %s: cannot be "_id"`, f.name)
+			return fmt.Errorf(`%s: cannot be "_id"`, f.name)
 		}
 	}
 	if c.Parent == c.Time {
-		return errors.New("subset: config: Parent and Time name the same field")
+		return errors.New("Parent and Time name the same field")
 	}
 	if c.Size < 1 {
-		return fmt.Errorf("subset: config: Size %d: keep at least 1", c.Size)
+		return fmt.Errorf("Size %d: keep at least 1", c.Size)
 	}
 	seen := map[string]bool{}
 	for _, f := range c.Fields {
 		if err := fieldName(f); err != nil {
-			return fmt.Errorf("subset: config: Fields: %w", err)
+			return fmt.Errorf("Fields: %w", err)
 		}
 		if f == "_id" || f == c.Parent || f == c.Time || seen[f] {
-			return fmt.Errorf("subset: config: Fields: %q is implied, the parent link, or listed twice", f)
+			return fmt.Errorf("Fields: %q is implied, the parent link, or listed twice", f)
 		}
 		seen[f] = true
+	}
+	if !orderable(c.timeType()) {
+		return fmt.Errorf("TimeType %v cannot order children: use a date, string, timestamp, ObjectID or number", c.TimeType)
+	}
+	if c.OnParentDelete < Refuse || c.OnParentDelete > Detach {
+		return fmt.Errorf("OnParentDelete: unknown %v", c.OnParentDelete)
 	}
 	return nil
 }
@@ -85,25 +154,38 @@ func fieldName(s string) error {
 }
 
 // Window keeps the newest Config.Size children of each parent embedded in
-// the parent. It holds no state besides its configuration and is safe for
-// concurrent use.
-type Window struct {
+// the parent. P is the parent's type and C the child's: the user's structs
+// (bson tags respected) or bson.D. A copy in the window decodes into C
+// with the Parent field (and fields outside Config.Fields) left zero.
+//
+// Window is a pattern.Dependent of the child collection, so a
+// pattern.Source can maintain it together with other copies; its own
+// verbs (Add, AddMany, Edit, Move, Delete, DeleteParent) write the child
+// and the window in one call. It holds no state besides its
+// configuration and is safe for concurrent use.
+type Window[P, C any] struct {
 	parents  *mongo.Collection
 	children *mongo.Collection
 	cfg      Config
 	keep     map[string]bool // copied fields when cfg.Fields is set
 }
 
+// The interfaces a Window implements.
+var (
+	_ pattern.Dependent    = (*Window[bson.D, bson.D])(nil)
+	_ pattern.BatchApplier = (*Window[bson.D, bson.D])(nil)
+)
+
 // New returns a Window embedding children of the children collection in
 // documents of the parents collection. It returns cfg.Validate's error.
-func New(parents, children *mongo.Collection, cfg Config) (*Window, error) {
+func New[P, C any](parents, children *mongo.Collection, cfg Config) (*Window[P, C], error) {
 	if parents == nil || children == nil {
-		return nil, errors.New("subset: new: nil collection")
+		return nil, fmt.Errorf("subset: new: %w: nil collection", ErrInvalidConfig)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &Window{parents: parents, children: children, cfg: cfg}
+	w := &Window[P, C]{parents: parents, children: children, cfg: cfg}
 	if cfg.Fields != nil {
 		w.keep = map[string]bool{"_id": true, cfg.Time: true}
 		for _, f := range cfg.Fields {
@@ -113,15 +195,29 @@ func New(parents, children *mongo.Collection, cfg Config) (*Window, error) {
 	return w, nil
 }
 
+// Config returns the window's configuration.
+func (w *Window[P, C]) Config() Config { return w.cfg }
+
+// Parents returns the parent collection.
+func (w *Window[P, C]) Parents() *mongo.Collection { return w.parents }
+
+// Children returns the child collection.
+func (w *Window[P, C]) Children() *mongo.Collection { return w.children }
+
+// Name says which copy the window is: "subset <parents>.<Array>".
+func (w *Window[P, C]) Name() string {
+	return "subset " + w.parents.Name() + "." + w.cfg.Array
+}
+
 // IndexKeys returns the key pattern EnsureIndexes creates on the child
 // collection: {<Parent>: 1, <Time>: -1, _id: -1}.
-func (w *Window) IndexKeys() bson.D {
+func (w *Window[P, C]) IndexKeys() bson.D {
 	return bson.D{{Key: w.cfg.Parent, Value: 1}, {Key: w.cfg.Time, Value: -1}, {Key: "_id", Value: -1}}
 }
 
 // EnsureIndexes creates the index of IndexKeys on the child collection.
 // It is idempotent.
-func (w *Window) EnsureIndexes(ctx context.Context) error {
+func (w *Window[P, C]) EnsureIndexes(ctx context.Context) error {
 	if _, err := w.children.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: w.IndexKeys()}); err != nil {
 		return fmt.Errorf("subset: ensure indexes: %w", err)
 	}
@@ -130,12 +226,12 @@ func (w *Window) EnsureIndexes(ctx context.Context) error {
 
 // order is the order of the embedded array and of the pages: newest
 // first, _id breaking ties.
-func (w *Window) order() bson.D {
+func (w *Window[P, C]) order() bson.D {
 	return bson.D{{Key: w.cfg.Time, Value: -1}, {Key: "_id", Value: -1}}
 }
 
 // copyOf builds the embedded copy of a child, in the child's field order.
-func (w *Window) copyOf(child bson.Raw) (bson.Raw, error) {
+func (w *Window[P, C]) copyOf(child bson.Raw) (bson.Raw, error) {
 	elems, err := child.Elements()
 	if err != nil {
 		return nil, err
@@ -151,10 +247,5 @@ func (w *Window) copyOf(child bson.Raw) (bson.Raw, error) {
 	return bson.Marshal(out)
 }
 
-// copied reports whether a top-level child field is part of the copy.
-func (w *Window) copied(field string) bool {
-	if field == w.cfg.Parent {
-		return false
-	}
-	return w.keep == nil || w.keep[field]
-}
+// client returns the client behind the collections, for pattern.Atomic.
+func (w *Window[P, C]) client() *mongo.Client { return w.children.Database().Client() }

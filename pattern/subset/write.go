@@ -4,305 +4,376 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
 // Add inserts child into the child collection and pushes its copy into
-// its parent's subset, which keeps the newest Config.Size. child must
-// hold Config.Parent and Config.Time; when it has no _id a new ObjectID
-// is put first. child is not modified. Add returns the child's _id.
+// its parent's window, which keeps the newest Config.Size. child must
+// hold Config.Parent and a Config.Time of Config.TimeType (else Add
+// writes nothing and wraps ErrTimeType); when it has no _id a new
+// ObjectID is put first. child is not modified. Add returns the child's
+// _id.
 //
-// When the parent does not exist Add deletes the child again and wraps
+// When the parent does not exist Add takes the child back and wraps
 // ErrParentNotFound. The insert may fail with DuplicateKey (11000).
-func (w *Window) Add(ctx context.Context, child bson.D) (any, error) {
-	var id, parent, at any
-	for _, e := range child {
-		switch e.Key {
-		case "_id":
-			id = e.Value
-		case w.cfg.Parent:
-			parent = e.Value
-		case w.cfg.Time:
-			at = e.Value
+func (w *Window[P, C]) Add(ctx context.Context, child C) (any, error) {
+	doc, err := withID(child)
+	if err != nil {
+		return nil, fmt.Errorf("subset: add: %w", err)
+	}
+	if err := w.cfg.checkChild(doc); err != nil {
+		return nil, fmt.Errorf("subset: add: %w", err)
+	}
+	id := doc.Lookup("_id")
+	inserted := false
+	_, err = pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+		inserted = false
+		if _, err := w.children.InsertOne(ctx, doc); err != nil {
+			return err
 		}
-	}
-	if parent == nil || at == nil {
-		return nil, fmt.Errorf("subset: add: child needs %q and %q", w.cfg.Parent, w.cfg.Time)
-	}
-	doc := child
-	if id == nil {
-		id = bson.NewObjectID()
-		doc = append(bson.D{{Key: "_id", Value: id}}, child...)
-	}
-	raw, err := bson.Marshal(doc)
-	if err != nil {
+		inserted = true
+		return w.applyInsert(ctx, doc)
+	})
+	switch {
+	case errors.Is(err, ErrParentNotFound):
+		// Without a transaction the child is in: take it back.
+		if _, derr := w.children.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); derr != nil {
+			return nil, fmt.Errorf("subset: add: %w; removing the child: %v", err, derr)
+		}
+		return nil, fmt.Errorf("subset: add: %w", err)
+	case err != nil && inserted:
+		return goValue(id), fmt.Errorf("subset: add: child inserted, window not updated (run Check with repair): %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("subset: add: %w", err)
 	}
-	cp, err := w.copyOf(raw)
-	if err != nil {
-		return nil, fmt.Errorf("subset: add: %w", err)
+	return goValue(id), nil
+}
+
+// AddMany is the bulk load: it inserts children with one insertMany
+// (ordered) and then writes each parent's window once, one $push carrying
+// the copies of all that parent's new children (per 1000), instead of
+// one write per child. Every child is checked first, and every parent
+// named must exist: otherwise AddMany writes nothing and wraps
+// ErrTimeType or ErrParentNotFound. It returns the children's _ids, in
+// order. When the insert fails part way (DuplicateKey), the children
+// inserted before the failure keep their windows up to date.
+func (w *Window[P, C]) AddMany(ctx context.Context, children []C) ([]any, error) {
+	if len(children) == 0 {
+		return nil, nil
 	}
-	if _, err := w.children.InsertOne(ctx, raw); err != nil {
-		return nil, fmt.Errorf("subset: add: %w", err)
-	}
-	// Push only when the copy is absent: a refill that ran between the
-	// insert and this push may have embedded it already.
-	filter := bson.D{{Key: "_id", Value: parent}, {Key: w.cfg.Array + "._id", Value: bson.D{{Key: "$ne", Value: id}}}}
-	push := bson.D{{Key: "$push", Value: bson.D{{Key: w.cfg.Array, Value: bson.D{
-		{Key: "$each", Value: bson.A{cp}},
-		{Key: "$sort", Value: w.order()},
-		{Key: "$slice", Value: w.cfg.Size},
-	}}}}}
-	res, err := w.parents.UpdateOne(ctx, filter, push)
-	if err != nil {
-		return id, fmt.Errorf("subset: add: child inserted, subset not updated (run Refill): %w", err)
-	}
-	if res.MatchedCount == 0 {
-		exists, err := w.parentExists(ctx, parent)
+	docs := make([]any, len(children))
+	raws := make([]bson.Raw, len(children))
+	ids := make([]any, len(children))
+	parents := bson.A{}
+	seen := map[string]bool{}
+	for i, c := range children {
+		doc, err := withID(c)
 		if err != nil {
-			return id, fmt.Errorf("subset: add: %w", err)
+			return nil, fmt.Errorf("subset: add many: child %d: %w", i, err)
 		}
-		if !exists {
-			if _, err := w.children.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
-				return nil, fmt.Errorf("subset: add: %w: _id %v; removing the child: %v", ErrParentNotFound, parent, err)
+		if err := w.cfg.checkChild(doc); err != nil {
+			return nil, fmt.Errorf("subset: add many: child %d: %w", i, err)
+		}
+		docs[i], raws[i], ids[i] = doc, doc, goValue(doc.Lookup("_id"))
+		p := doc.Lookup(w.cfg.Parent)
+		if key := string(rune(p.Type)) + string(p.Value); !seen[key] {
+			seen[key] = true
+			parents = append(parents, p)
+		}
+	}
+	if err := w.parentsExist(ctx, parents); err != nil {
+		return nil, fmt.Errorf("subset: add many: %w", err)
+	}
+	inserted := false
+	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+		inserted = false
+		if _, err := w.children.InsertMany(ctx, docs); err != nil {
+			// An ordered insertMany stops at its first failure (say a
+			// DuplicateKey): the children before it are in, and get
+			// their windows, unless a transaction takes them back.
+			var bwe mongo.BulkWriteException
+			if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
+				if n := bwe.WriteErrors[0].Index; n > 0 && n <= len(raws) {
+					if aerr := w.insertBatch(ctx, raws[:n]); aerr != nil {
+						return errors.Join(err, aerr)
+					}
+				}
 			}
-			return nil, fmt.Errorf("subset: add: %w: _id %v", ErrParentNotFound, parent)
+			return err
 		}
-	}
-	return id, nil
-}
-
-// parentExists reports whether a parent document with _id parent exists.
-func (w *Window) parentExists(ctx context.Context, parent any) (bool, error) {
-	err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
-		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Edit applies {$set: set} to the child id and then to its copy, if the
-// copy is in the subset. set may not change _id or Config.Parent (move a
-// child with Delete and Add). When set changes Config.Time the subset is
-// refilled, because the child may enter or leave the newest N. It wraps
-// ErrChildNotFound for an unknown child.
-func (w *Window) Edit(ctx context.Context, id any, set bson.D) error {
-	if len(set) == 0 {
-		return errors.New("subset: edit: empty $set")
-	}
-	var touched []string
-	retime := false
-	for _, e := range set {
-		top, _, _ := strings.Cut(e.Key, ".")
-		switch {
-		case top == "_id" || top == w.cfg.Parent:
-			return fmt.Errorf("subset: edit: %q cannot change; delete and add the child instead", top)
-		case top == w.cfg.Time:
-			retime = true
-		case w.copied(top):
-			touched = append(touched, top)
-		}
-	}
-	after, err := w.children.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
-		bson.D{{Key: "$set", Value: set}}, options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("subset: edit: %w: _id %v", ErrChildNotFound, id)
+		inserted = true
+		return w.insertBatch(ctx, raws)
+	})
+	if err != nil && inserted {
+		return ids, fmt.Errorf("subset: add many: children inserted, windows not all updated (run Check with repair): %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("subset: edit: %w", err)
+		return nil, fmt.Errorf("subset: add many: %w", err)
 	}
-	parent := after.Lookup(w.cfg.Parent)
-	if retime {
-		if _, err := w.refill(ctx, parent, nil); err != nil {
-			return fmt.Errorf("subset: edit: child updated, subset not refilled: %w", err)
+	return ids, nil
+}
+
+// parentsExist checks that every parent _id in ids exists, asking for
+// them maxPush at a time.
+func (w *Window[P, C]) parentsExist(ctx context.Context, ids bson.A) error {
+	for start := 0; start < len(ids); start += maxPush {
+		chunk := ids[start:min(start+maxPush, len(ids))]
+		cur, err := w.parents.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: chunk}}}},
+			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return err
 		}
-		return nil
-	}
-	if len(touched) == 0 {
-		return nil
-	}
-	var upd, unset bson.D
-	for _, f := range touched {
-		path := w.cfg.Array + ".$." + f
-		if v, err := after.LookupErr(f); err == nil {
-			upd = append(upd, bson.E{Key: path, Value: v})
-		} else {
-			unset = append(unset, bson.E{Key: path, Value: ""})
+		found := map[string]bool{}
+		for cur.Next(ctx) {
+			v := cur.Current.Lookup("_id")
+			found[string(rune(v.Type))+string(v.Value)] = true
 		}
-	}
-	u := bson.D{}
-	if upd != nil {
-		u = append(u, bson.E{Key: "$set", Value: upd})
-	}
-	if unset != nil {
-		u = append(u, bson.E{Key: "$unset", Value: unset})
-	}
-	// matchedCount 0 means the child is not among the newest N: nothing to do.
-	_, err = w.parents.UpdateOne(ctx, bson.D{{Key: "_id", Value: parent}, {Key: w.cfg.Array + "._id", Value: id}}, u)
-	if err != nil {
-		return fmt.Errorf("subset: edit: child updated, copy not (run Refill): %w", err)
+		err = cur.Err()
+		cur.Close(ctx)
+		if err != nil {
+			return err
+		}
+		for _, id := range chunk {
+			v := id.(bson.RawValue)
+			if !found[string(rune(v.Type))+string(v.Value)] {
+				return fmt.Errorf("%w: _id %v", ErrParentNotFound, v)
+			}
+		}
 	}
 	return nil
 }
 
-// Delete deletes the child id and, when its copy is in the subset,
-// refills the subset from the child collection, so that it holds N
-// copies again while the parent has N children. A $pull alone would
-// leave N-1. It wraps ErrChildNotFound for an unknown child.
-func (w *Window) Delete(ctx context.Context, id any) error {
-	gone, err := w.children.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}},
-		options.FindOneAndDelete().SetProjection(bson.D{{Key: w.cfg.Parent, Value: 1}})).Raw()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("subset: delete: %w: _id %v", ErrChildNotFound, id)
-	}
+// Edit applies update (update operators or a pipeline) to the child id
+// and brings the window up to date: the copy edited in place when the
+// parent and time are unchanged, the window refilled when the time
+// changed, both windows written when the parent changed (see Move). It
+// returns the child as it now is and wraps ErrNotFound for an unknown
+// child.
+//
+// An edit that leaves the child breaking the time rule (ErrTimeType) or
+// naming a parent that does not exist (ErrParentNotFound) is refused:
+// undone by a compare-and-set back to the document as it was (inside the
+// transaction's abort where there are transactions).
+func (w *Window[P, C]) Edit(ctx context.Context, id any, update any) (C, error) {
+	var out C
+	after, err := w.edit(ctx, id, update)
 	if err != nil {
-		return fmt.Errorf("subset: delete: %w", err)
+		return out, fmt.Errorf("subset: edit: %w", err)
 	}
-	if _, err := w.refill(ctx, gone.Lookup(w.cfg.Parent), gone.Lookup("_id")); err != nil {
-		return fmt.Errorf("subset: delete: child deleted, subset not refilled: %w", err)
+	if err := bson.Unmarshal(after, &out); err != nil {
+		return out, fmt.Errorf("subset: edit: %w", err)
 	}
-	return nil
+	return out, nil
 }
 
-// Refill rebuilds the subset of parent from the child collection and
-// reports whether it changed. It is the repair of one parent. It wraps
-// ErrParentNotFound for an unknown parent and ErrContention when the
-// array kept changing under it.
-func (w *Window) Refill(ctx context.Context, parent any) (bool, error) {
-	changed, err := w.refill(ctx, parent, nil)
+// Move gives the child id the parent to, and moves its copy: pushed into
+// the new parent's window, the old window refilled. It wraps
+// ErrParentNotFound when to does not exist (and then changes nothing)
+// and ErrNotFound for an unknown child. It returns the moved child.
+func (w *Window[P, C]) Move(ctx context.Context, id any, to any) (C, error) {
+	var out C
+	ok, err := w.parentExists(ctx, to)
 	if err != nil {
-		return false, fmt.Errorf("subset: refill: %w", err)
+		return out, fmt.Errorf("subset: move: %w", err)
 	}
-	return changed, nil
+	if !ok {
+		return out, fmt.Errorf("subset: move: %w: _id %v", ErrParentNotFound, to)
+	}
+	after, err := w.edit(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Parent, Value: to}}}})
+	if err != nil {
+		return out, fmt.Errorf("subset: move: %w", err)
+	}
+	if err := bson.Unmarshal(after, &out); err != nil {
+		return out, fmt.Errorf("subset: move: %w", err)
+	}
+	return out, nil
 }
 
-// refill replaces the parent's array with the newest N copies read from
-// the child collection, by compare-and-set against the array as read.
-// When only is set, the refill happens only while the array holds a copy
-// with that _id (the delete path); otherwise it happens when the array
-// differs from the newest N.
-func (w *Window) refill(ctx context.Context, parent any, only any) (bool, error) {
+// edit is Edit and Move: a compare-and-set update of the child that
+// yields its exact before and after images, then the window's update.
+func (w *Window[P, C]) edit(ctx context.Context, id any, update any) (bson.Raw, error) {
+	var after bson.Raw
+	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+		before, a, err := w.swap(ctx, id, update)
+		if err != nil {
+			return err
+		}
+		after = a
+		err = w.cfg.checkChild(after)
+		if err == nil {
+			err = w.applyUpdate(ctx, before, after)
+			if err != nil && !errors.Is(err, ErrParentNotFound) {
+				return fmt.Errorf("child updated, window not (run Check with repair): %w", err)
+			}
+		}
+		if err != nil {
+			return w.undo(ctx, id, before, after, err)
+		}
+		return nil
+	})
+	return after, err
+}
+
+// swap updates the child id only while it is as read, retrying when
+// another writer got there first, and returns its before and after
+// images.
+func (w *Window[P, C]) swap(ctx context.Context, id any, update any) (before, after bson.Raw, err error) {
 	for range maxAttempts {
-		doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
-			options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+		before, err = w.children.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			if only != nil {
-				return false, nil // the parent went away: nothing embeds the child
+			return nil, nil, fmt.Errorf("%w: _id %v", ErrNotFound, id)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		after, err = w.children.FindOneAndUpdate(ctx, same(id, before), update,
+			options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
 			}
-			return false, fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
+			continue
 		}
 		if err != nil {
-			return false, err
+			return nil, nil, err
 		}
-		stored, lerr := doc.LookupErr(w.cfg.Array)
-		if only != nil && !holds(stored, only) {
-			return false, nil
-		}
-		top, err := w.newest(ctx, parent)
-		if err != nil {
-			return false, err
-		}
-		if lerr == nil && sameArray(stored, top) {
-			return false, nil
-		}
-		cas := bson.D{{Key: "_id", Value: parent}}
-		if lerr == nil {
-			cas = append(cas, bson.E{Key: w.cfg.Array, Value: stored})
-		} else {
-			cas = append(cas, bson.E{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}})
-		}
-		arr := bson.A{}
-		for _, c := range top {
-			arr = append(arr, c)
-		}
-		res, err := w.parents.UpdateOne(ctx, cas, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Array, Value: arr}}}})
-		if err != nil {
-			return false, err
-		}
-		if res.MatchedCount == 1 {
-			return true, nil
-		}
+		return before, after, nil
 	}
-	return false, ErrContention
+	return nil, nil, fmt.Errorf("child %v: %w", id, ErrContention)
 }
 
-// newest reads the copies of the newest N children of parent, in array
-// order, through the {Parent, Time, _id} index.
-func (w *Window) newest(ctx context.Context, parent any) ([]bson.Raw, error) {
-	cur, err := w.children.Find(ctx, bson.D{{Key: w.cfg.Parent, Value: parent}},
-		options.Find().SetSort(w.order()).SetLimit(int64(w.cfg.Size)))
+// undo puts the child back as it was before a refused edit, while it is
+// still as the edit left it, and returns why the edit was refused.
+func (w *Window[P, C]) undo(ctx context.Context, id any, before, after bson.Raw, why error) error {
+	err := w.children.FindOneAndReplace(ctx, same(id, after), before).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("%w (the child changed again since; not undone: run Check)", why)
+	}
+	if err != nil {
+		return fmt.Errorf("%w (undoing: %v)", why, err)
+	}
+	return fmt.Errorf("refused, child restored: %w", why)
+}
+
+// same matches the document id only while it is exactly doc.
+func same(id any, doc bson.Raw) bson.D {
+	return bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
+		"$$ROOT", bson.D{{Key: "$literal", Value: doc}},
+	}}}}}
+}
+
+// Delete deletes the child id and, when its copy is in the window,
+// refills the window from the child collection, so that it holds N
+// copies again while the parent has N children (a $pull alone would
+// leave N-1). It returns the deleted child and wraps ErrNotFound.
+func (w *Window[P, C]) Delete(ctx context.Context, id any) (C, error) {
+	var out C
+	var gone bson.Raw
+	deleted := false
+	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+		deleted = false
+		var err error
+		gone, err = w.children.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return fmt.Errorf("%w: _id %v", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		deleted = true
+		return w.applyDelete(ctx, gone)
+	})
+	if err != nil && deleted {
+		return out, fmt.Errorf("subset: delete: child deleted, window not refilled (run Check with repair): %w", err)
+	}
+	if err != nil {
+		return out, fmt.Errorf("subset: delete: %w", err)
+	}
+	if err := bson.Unmarshal(gone, &out); err != nil {
+		return out, fmt.Errorf("subset: delete: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteParent deletes the parent id, and with it its window, doing with
+// its children what Config.OnParentDelete says:
+//
+//	Refuse:  countDocuments({<Parent>: id}, {limit: 1}) must be 0 (else
+//	         ErrHasChildren), then deleteOne({_id: id})
+//	Cascade: deleteOne({_id: id}), then deleteMany({<Parent>: id})
+//	Detach:  deleteOne({_id: id}); the children stay
+//
+// It returns the number of children deleted and wraps ErrParentNotFound.
+// The writes run in one transaction where the deployment has them.
+// Without, the parent goes first: an Add racing the delete finds no
+// parent and takes its child back, and a cascade cut short leaves
+// children that Check reports and Repair deletes.
+//
+// Children deleted by a cascade are not handed to other copies kept by a
+// pattern.Source on the same collection; copies kept in the parent go
+// with it.
+func (w *Window[P, C]) DeleteParent(ctx context.Context, id any) (int64, error) {
+	var n int64
+	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+		n = 0
+		link := bson.D{{Key: w.cfg.Parent, Value: id}}
+		if w.cfg.OnParentDelete == Refuse {
+			kids, err := w.children.CountDocuments(ctx, link, options.Count().SetLimit(1))
+			if err != nil {
+				return err
+			}
+			if kids > 0 {
+				return fmt.Errorf("%w: _id %v", ErrHasChildren, id)
+			}
+		}
+		res, err := w.parents.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+		if err != nil {
+			return err
+		}
+		if res.DeletedCount == 0 {
+			return fmt.Errorf("%w: _id %v", ErrParentNotFound, id)
+		}
+		if w.cfg.OnParentDelete != Cascade {
+			return nil
+		}
+		dm, err := w.children.DeleteMany(ctx, link)
+		if err != nil {
+			return fmt.Errorf("parent deleted, children not (run Check with repair): %w", err)
+		}
+		n = dm.DeletedCount
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("subset: delete parent: %w", err)
+	}
+	return n, nil
+}
+
+// withID marshals child and gives it a new ObjectID _id in front when it
+// has none, as the driver would, so that the copy carries the stored _id.
+func withID(child any) (bson.Raw, error) {
+	doc, err := bson.Marshal(child)
 	if err != nil {
 		return nil, err
 	}
-	defer cur.Close(ctx)
-	var top []bson.Raw
-	for cur.Next(ctx) {
-		c, err := w.copyOf(cur.Current)
-		if err != nil {
-			return nil, err
-		}
-		top = append(top, c)
+	if _, err := bson.Raw(doc).LookupErr("_id"); err == nil {
+		return doc, nil
 	}
-	return top, cur.Err()
+	var d bson.D
+	if err := bson.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	return bson.Marshal(append(bson.D{{Key: "_id", Value: bson.NewObjectID()}}, d...))
 }
 
-// holds reports whether the stored array has an element with _id id.
-func holds(arr bson.RawValue, id any) bool {
-	vals, ok := arr.ArrayOK()
-	if !ok {
-		return false
-	}
-	want, ok := id.(bson.RawValue)
-	if !ok {
-		return false
-	}
-	elems, _ := vals.Values()
-	for _, e := range elems {
-		if d, ok := e.DocumentOK(); ok && d.Lookup("_id").Equal(want) {
-			return true
-		}
-	}
-	return false
-}
-
-// sameArray reports whether the stored array holds exactly the copies in
-// top, in order; within a copy the field order does not matter.
-func sameArray(stored bson.RawValue, top []bson.Raw) bool {
-	arr, ok := stored.ArrayOK()
-	if !ok {
-		return false
-	}
-	elems, err := arr.Values()
-	if err != nil || len(elems) != len(top) {
-		return false
-	}
-	for i, e := range elems {
-		d, ok := e.DocumentOK()
-		if !ok || !sameDoc(d, top[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameDoc compares two documents field by field, ignoring field order;
-// values must have the same BSON type and bytes.
-func sameDoc(a, b bson.Raw) bool {
-	ae, err1 := a.Elements()
-	be, err2 := b.Elements()
-	if err1 != nil || err2 != nil || len(ae) != len(be) {
-		return false
-	}
-	for _, e := range ae {
-		v, err := b.LookupErr(e.Key())
-		if err != nil || !v.Equal(e.Value()) {
-			return false
-		}
-	}
-	return true
+// goValue returns a raw value as a Go value (an _id for the caller).
+func goValue(v bson.RawValue) any {
+	var out any
+	_ = v.Unmarshal(&out)
+	return out
 }
