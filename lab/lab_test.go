@@ -96,7 +96,9 @@ func TestFiguresAgreeWithPackages(t *testing.T) {
 		// subset BenchmarkProductPage: the page is 1 document, not 6.
 		{"subset", "product page: documents examined", 6, 1},
 		{"subset", "product page: round trips", 2, 1},
-		{"subset", "add a review: round trips", 1, 2},
+		// subset BenchmarkLoad: insert, $push, and the re-read that
+		// catches an edit landing between the two.
+		{"subset", "add a review: round trips", 1, 3},
 		// extref BenchmarkOrderDisplay: 1 round trip instead of 2.
 		{"extref", "order page: documents examined", 2, 1},
 		{"extref", "order page: round trips", 2, 1},

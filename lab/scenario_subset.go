@@ -70,7 +70,7 @@ func runSubset(e *env) ([]Metric, []Latency, error) {
 	// Subset form: the same data, the copies filled by Refill (the
 	// backfill of existing data).
 	pProducts, pReviews := e.coll("products"), e.coll("reviews")
-	w, err := subset.New(pProducts, pReviews, subset.Config{Parent: "productId", Time: "at", Array: "recentReviews", Size: subsetSize})
+	w, err := subset.New[bson.D, bson.D](pProducts, pReviews, subset.Config{Parent: "productId", Time: "at", Array: "recentReviews", Size: subsetSize})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -156,7 +156,8 @@ func runSubset(e *env) ([]Metric, []Latency, error) {
 		return nil, nil, err
 	}
 	patDel, err := e.run(writes, true, func(i int) error {
-		return w.Delete(ctx, added[i][0].Value)
+		_, err := w.Delete(ctx, added[i][0].Value)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
