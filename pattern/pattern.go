@@ -16,6 +16,7 @@ package pattern
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -104,3 +105,34 @@ type Result struct {
 
 // OK reports whether the check found nothing to fix.
 func (r Result) OK() bool { return r.Problems == 0 }
+
+// Policy is what deleting a parent (or a referenced source document) does
+// to the children that still reference it. Each package documents what
+// each policy means for its copies; Refuse, the zero value, is the safe
+// default.
+type Policy int
+
+// The parent-delete policies.
+const (
+	// Refuse keeps a parent that children still reference: the delete
+	// fails with ErrHasChildren.
+	Refuse Policy = iota
+	// Cascade deletes the children with the parent.
+	Cascade
+	// Detach deletes the parent and leaves its children, referencing a
+	// parent that no longer exists (or, where a package says so, marked).
+	Detach
+)
+
+// String returns "refuse", "cascade" or "detach".
+func (p Policy) String() string {
+	switch p {
+	case Refuse:
+		return "refuse"
+	case Cascade:
+		return "cascade"
+	case Detach:
+		return "detach"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}

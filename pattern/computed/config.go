@@ -64,34 +64,21 @@ func (s Stat) String() string {
 	return strings.Join(parts, "|")
 }
 
-// Policy is what DeleteParent does with the children of the parent it
-// deletes.
-type Policy int
+// Policy says what deleting a parent does to its children; it is
+// pattern.Policy, shared by every package.
+type Policy = pattern.Policy
 
-// The parent-delete policies. Refuse, the zero value, is the safe default.
+// The parent-delete policies, as this package applies them:
 const (
 	// Refuse leaves everything as it is and returns ErrHasChildren when
 	// the parent has children.
-	Refuse Policy = iota
+	Refuse = pattern.Refuse
 	// Cascade deletes the parent, then its children.
-	Cascade
+	Cascade = pattern.Cascade
 	// Detach deletes the parent and leaves its children, which then
 	// reference no parent and count nowhere.
-	Detach
+	Detach = pattern.Detach
 )
-
-// String returns "refuse", "cascade" or "detach".
-func (p Policy) String() string {
-	switch p {
-	case Refuse:
-		return "refuse"
-	case Cascade:
-		return "cascade"
-	case Detach:
-		return "detach"
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
 
 // Config describes the running totals one parent collection keeps over
 // one child collection.

@@ -40,34 +40,22 @@ var (
 // maxAttempts bounds the compare-and-set loop of a refill and of an edit.
 const maxAttempts = 64
 
-// Policy says what DeleteParent does with the children of the parent it
-// deletes.
-type Policy int
+// Policy says what deleting a parent does to its children; it is
+// pattern.Policy, shared by every package.
+type Policy = pattern.Policy
 
+// The parent-delete policies, as this package applies them:
 const (
 	// Refuse (the zero Policy) deletes a parent only when no child
 	// references it; otherwise DeleteParent wraps ErrHasChildren.
-	Refuse Policy = iota
+	Refuse = pattern.Refuse
 	// Cascade deletes the parent and all its children.
-	Cascade
+	Cascade = pattern.Cascade
 	// Detach deletes the parent, and with it the window, and leaves its
 	// children in the child collection, referencing a parent that no
 	// longer exists. Check does not count them as problems.
-	Detach
+	Detach = pattern.Detach
 )
-
-// String returns "refuse", "cascade" or "detach".
-func (p Policy) String() string {
-	switch p {
-	case Refuse:
-		return "refuse"
-	case Cascade:
-		return "cascade"
-	case Detach:
-		return "detach"
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
 
 // Config describes one window. Its slices are owned by the caller and
 // must not change after New.
