@@ -68,7 +68,11 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		case "size", "max":
 			return mongoerr.Newf(mongoerr.NotImplemented, "'%s' applies to capped collections, which are not supported yet", k)
 		case "validator", "validationLevel", "validationAction":
-			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
+			e, err := parseValidationOption("create", k, v)
+			if err == nil && e != nil {
+				opts = append(opts, *e)
+			}
+			return err
 		case "timeseries", "expireAfterSeconds":
 			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
 		case "viewOn":

@@ -40,6 +40,9 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			doc, err := prepareInsert(fillEmptyTimestamps(d, r.Env.clock.now))
 			if err == nil {
+				err = r.validateWrite(c, nil, doc)
+			}
+			if err == nil {
 				_, err = w.Insert(c, doc)
 			}
 			if err != nil {
