@@ -179,7 +179,7 @@ func (c *compiler) scalar(kw map[string]bson.RawValue, n *node, top bool, _ int)
 		if err != nil {
 			return err
 		}
-		add(&patternRule{arg: v, re: re})
+		add(newPatternRule(v, re))
 	}
 	for _, k := range []string{"maxLength", "minLength"} {
 		if v, ok := kw[k]; ok {
@@ -348,7 +348,7 @@ func (c *compiler) object(kw map[string]bson.RawValue, n *node, top bool, depth 
 		if v.Type != bson.TypeEmbeddedDocument {
 			return mismatch("$jsonSchema keyword 'properties' must be an object")
 		}
-		r := &propertiesRule{}
+		var plist []property
 		var err error
 		bsonkit.ForEach(v.Value, func(name string, e bson.RawValue) bool {
 			if e.Type != bson.TypeEmbeddedDocument {
@@ -360,13 +360,13 @@ func (c *compiler) object(kw map[string]bson.RawValue, n *node, top bool, depth 
 				return false
 			}
 			props[name] = true
-			r.props = append(r.props, property{name: name, sub: sub, required: required[name]})
+			plist = append(plist, property{name: name, sub: sub, required: required[name]})
 			return true
 		})
 		if err != nil {
 			return err
 		}
-		n.rules = append(n.rules, r)
+		n.rules = append(n.rules, newPropertiesRule(plist))
 	}
 	pp, hasPP := kw["patternProperties"]
 	ap, hasAP := kw["additionalProperties"]
@@ -416,7 +416,7 @@ func (c *compiler) object(kw map[string]bson.RawValue, n *node, top bool, depth 
 		n.rules = append(n.rules, r)
 	}
 	if hasReq {
-		n.rules = append(n.rules, &requiredRule{arg: reqArg, names: names})
+		n.rules = append(n.rules, &requiredRule{arg: reqArg, names: names, set: required})
 	}
 	for _, k := range []string{"minProperties", "maxProperties"} {
 		if v, ok := kw[k]; ok {

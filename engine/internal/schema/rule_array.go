@@ -77,12 +77,16 @@ type itemsRule struct {
 }
 
 func (r *itemsRule) firstFailure(v value) int {
-	for i, e := range elements(v) {
+	it := newFieldIter(v.v.Value)
+	for i := 0; ; i++ {
+		_, e, more := it.next()
+		if !more {
+			return -1
+		}
 		if i >= r.start && !r.sub.match(value{e, true}) {
 			return i
 		}
 	}
-	return -1
 }
 
 func (r *itemsRule) match(v value) bool { return !isArray(v) || r.firstFailure(v) < 0 }

@@ -24,7 +24,24 @@ type property struct {
 
 // propertiesRule is the properties keyword: each named property that
 // exists (or is required) matches its schema.
-type propertiesRule struct{ props []property }
+type propertiesRule struct {
+	props []property
+	index map[string]int // property name → position in props
+	// required lists the positions of required properties.
+	required []int
+}
+
+// newPropertiesRule indexes props for one pass over an object.
+func newPropertiesRule(props []property) *propertiesRule {
+	r := &propertiesRule{props: props, index: make(map[string]int, len(props))}
+	for i, p := range props {
+		r.index[p.name] = i
+		if p.required {
+			r.required = append(r.required, i)
+		}
+	}
+	return r
+}
 
 func (p property) ok(obj value) bool {
 	f := field(obj, p.name)
@@ -34,12 +51,44 @@ func (p property) ok(obj value) bool {
 	return p.sub.match(f)
 }
 
+// match reads the object once: each field named in properties matches
+// its schema, then each required property that is missing matches its
+// schema as a missing value.
 func (r *propertiesRule) match(v value) bool {
 	if !isObject(v) {
 		return true
 	}
-	for _, p := range r.props {
-		if !p.ok(v) {
+	seen := 0
+	var seenReq uint64 // bit i: required[i] present (first 64)
+	for it := newFieldIter(v.v.Value); ; {
+		key, e, more := it.next()
+		if !more {
+			break
+		}
+		i, named := r.index[string(key)]
+		if !named {
+			continue
+		}
+		if !r.props[i].sub.match(value{e, true}) {
+			return false
+		}
+		if r.props[i].required {
+			for j, ri := range r.required {
+				if ri == i && j < 64 {
+					seenReq |= 1 << j
+				}
+			}
+			seen++
+		}
+	}
+	if seen == len(r.required) {
+		return true
+	}
+	for j, i := range r.required {
+		if j < 64 && seenReq&(1<<j) != 0 {
+			continue
+		}
+		if !r.props[i].ok(v) {
 			return false
 		}
 	}
@@ -178,6 +227,7 @@ func (r *allowedRule) explain(v value) []any {
 type requiredRule struct {
 	arg   bson.RawValue
 	names []string
+	set   map[string]bool
 }
 
 func (r *requiredRule) missing(v value) bson.A {
@@ -190,7 +240,24 @@ func (r *requiredRule) missing(v value) bson.A {
 	return out
 }
 
-func (r *requiredRule) match(v value) bool { return !isObject(v) || len(r.missing(v)) == 0 }
+// match counts the object's fields that are required names: one pass,
+// duplicate field names aside.
+func (r *requiredRule) match(v value) bool {
+	if !isObject(v) {
+		return true
+	}
+	n := 0
+	for it := newFieldIter(v.v.Value); n < len(r.names); {
+		key, _, more := it.next()
+		if !more {
+			break
+		}
+		if r.set[string(key)] {
+			n++
+		}
+	}
+	return n >= len(r.names) && len(r.missing(v)) == 0
+}
 
 func (r *requiredRule) explain(v value) []any {
 	return []any{bson.D{

@@ -1,8 +1,11 @@
 package schema
 
 import (
+	"bytes"
 	"math/big"
+	stdregexp "regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,11 +30,22 @@ func isString(v value) bool { return v.present && v.v.Type == bson.TypeString }
 type patternRule struct {
 	arg bson.RawValue
 	re  *regex.Regexp
+	// literal is set when the pattern has no metacharacter: a substring
+	// test answers without running the regex engine.
+	literal bool
+}
+
+func newPatternRule(arg bson.RawValue, re *regex.Regexp) *patternRule {
+	p := arg.StringValue()
+	return &patternRule{arg: arg, re: re, literal: p != "" && stdregexp.QuoteMeta(p) == p && !strings.ContainsAny(p, "#- \t\n")}
 }
 
 func (r *patternRule) match(v value) bool {
 	if !isString(v) {
 		return true
+	}
+	if r.literal {
+		return bytes.Contains(stringBytes(v.v), stringBytes(r.arg))
 	}
 	ok, err := r.re.MatchString(v.v.StringValue())
 	return ok && err == nil
@@ -53,7 +67,7 @@ func (r *lengthRule) match(v value) bool {
 	if !isString(v) {
 		return true
 	}
-	l := int64(utf8.RuneCountInString(v.v.StringValue()))
+	l := int64(utf8.RuneCount(stringBytes(v.v)))
 	if r.max {
 		return l <= r.n
 	}
@@ -141,4 +155,13 @@ func (r *boundRule) explain(v value) []any {
 		spec = append(spec, bson.E{Key: r.excl, Value: true})
 	}
 	return leafError(r.kw, spec, "comparison failed", v.v)
+}
+
+// stringBytes returns the bytes of a BSON string value without copying
+// them (the value's length prefix and terminating NUL stripped).
+func stringBytes(v bson.RawValue) []byte {
+	if len(v.Value) < 5 {
+		return nil
+	}
+	return v.Value[4 : len(v.Value)-1]
 }

@@ -16,11 +16,12 @@ type typeRule struct {
 	arg        bson.RawValue
 	types      map[bson.Type]bool
 	allNumbers bool
+	// set holds types (and, with allNumbers, the numeric types) by type
+	// byte, for a lookup without hashing.
+	set [256]bool
 }
 
-func (t *typeRule) has(bt bson.Type) bool {
-	return t.types[bt] || t.allNumbers && bsonkit.IsNumber(bt)
-}
+func (t *typeRule) has(bt bson.Type) bool { return t.set[byte(bt)] }
 
 func (t *typeRule) match(v value) bool { return v.present && t.has(v.v.Type) }
 
@@ -115,6 +116,14 @@ func parseType(kw string, v bson.RawValue, alias func(string) (bson.Type, bool))
 	}
 	if len(t.types) == 0 && !t.allNumbers {
 		return nil, failed("$jsonSchema keyword '%s' must name at least one type", kw)
+	}
+	for bt := range t.types {
+		t.set[byte(bt)] = true
+	}
+	if t.allNumbers {
+		for _, bt := range []bson.Type{bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128} {
+			t.set[byte(bt)] = true
+		}
 	}
 	return t, nil
 }
