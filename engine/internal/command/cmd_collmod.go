@@ -15,7 +15,9 @@ func init() {
 
 // runCollMod changes an index's hidden flag or TTL (the options mongosh's
 // hideIndex/unhideIndex use). Collection options the engine does not have
-// (validators, change stream images, time series) answer NotImplemented.
+// (change stream images, time series) answer NotImplemented.
+// validator, validationLevel and validationAction are validation.go's
+// (collModValidation).
 // https://www.mongodb.com/docs/manual/reference/command/collMod/
 func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 	name, err := collectionName(r)

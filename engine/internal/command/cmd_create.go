@@ -15,8 +15,9 @@ func init() {
 
 // runCreate creates a collection with options, which listCollections
 // reports back. Options whose behaviour the engine does not have yet
-// (validators, capped, time series, views, clustered) answer
+// (capped, time series, views, clustered) answer
 // NotImplemented rather than being stored and ignored.
+// validator, validationLevel and validationAction are validation.go's.
 // https://www.mongodb.com/docs/manual/reference/command/create/
 func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	name, err := collectionName(r)
