@@ -214,8 +214,8 @@ func mustExtJSON(d bson.D) string {
 }
 
 // collModValidation applies collMod's validation options to ns. It
-// returns NamespaceNotFound when ns does not exist and
-// CommandNotSupportedOnView... for a view, InvalidOptions as mongod does.
+// returns NamespaceNotFound (26) when ns does not exist and
+// InvalidOptions (72) for a view.
 func (r *Request) collModValidation(ns string, changes map[string]*bson.E) error {
 	return r.Env.Store.Write(func(w *storage.Writer) error {
 		c := w.Collection(ns)

@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
 // Explain returns the errInfo.details MongoDB 5.0+ reports when doc fails
@@ -137,7 +138,9 @@ func (x *explainer) expr(t *exprNode, inverted bool) bson.D {
 	x.st.c.SetRoot(x.doc)
 	v, err := t.e.Eval(x.st.c)
 	if err != nil {
-		return append(d, bson.E{Key: "reason", Value: "failed to evaluate aggregation expression"})
+		me := mongoerr.As(err)
+		return append(d, bson.E{Key: "reason", Value: "failed to evaluate aggregation expression"},
+			bson.E{Key: "details", Value: bson.D{{Key: "code", Value: int32(me.Code)}, {Key: "codeName", Value: me.Code.Name()}, {Key: "errmsg", Value: me.Msg}}})
 	}
 	reason := "expression did not match"
 	if inverted {
