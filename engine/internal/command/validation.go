@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -94,7 +95,11 @@ type collValidator struct {
 	filter  *match.Filter
 	level   string // "strict", "moderate" or "off"
 	action  string // "error" or "warn"
-	hasExpr bool   // the filter reads $$NOW: compile per command
+	hasExpr bool   // the filter has an $expr: compiled per command for $$NOW
+	// forNow is the latest compilation for a command's $$NOW (now),
+	// guarded by validators.mu.
+	forNow *collValidator
+	now    time.Time
 }
 
 // validators caches compiled validators by namespace; an entry is used
@@ -132,9 +137,31 @@ func (r *Request) validatorOf(c *storage.Collection) (*collValidator, error) {
 		vs.mu.Unlock()
 	}
 	if cv.hasExpr {
-		return compileValidator(c.Options, match.Env{Now: r.start, ClusterTime: r.Env.clock.current()})
+		return r.exprValidator(cv)
 	}
 	return cv, nil
+}
+
+// exprValidator returns cv compiled for this command's $$NOW: the last
+// such compilation of cv when it was for the same instant, so a batch
+// compiles once.
+func (r *Request) exprValidator(cv *collValidator) (*collValidator, error) {
+	vs := &r.Env.validators
+	vs.mu.Lock()
+	last := cv.forNow
+	vs.mu.Unlock()
+	if last != nil && last.now.Equal(r.start) {
+		return last, nil
+	}
+	nc, err := compileValidator(cv.opts, match.Env{Now: r.start, ClusterTime: r.Env.clock.current()})
+	if err != nil || nc == nil {
+		return nc, err
+	}
+	nc.now = r.start
+	vs.mu.Lock()
+	cv.forNow = nc
+	vs.mu.Unlock()
+	return nc, nil
 }
 
 // compileValidator compiles the validation settings of a collection's

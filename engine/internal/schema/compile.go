@@ -121,9 +121,10 @@ func (c *compiler) parse(spec bson.Raw, top bool, depth int) (*node, *typeRule, 
 			return nil, nil, mismatch("$jsonSchema keyword '%s' must be of type string", k)
 		}
 	}
-	for _, e := range elems {
-		if k := e.Key(); k == "title" || k == "description" {
-			n.annotations = append(n.annotations, bson.E{Key: k, Value: e.Value()})
+	// Errors show title, then description (mongod's ErrorAnnotation).
+	for _, k := range []string{"title", "description"} {
+		if v, ok := kw[k]; ok {
+			n.annotations = append(n.annotations, bson.E{Key: k, Value: v})
 		}
 	}
 	_, hasType := kw["type"]
