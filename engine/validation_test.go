@@ -66,6 +66,9 @@ func TestValidationWriteExceptionCarriesErrInfo(t *testing.T) {
 	if _, err := ce.Raw.LookupErr("errInfo", "details"); err != nil {
 		t.Fatalf("findAndModify errInfo: %v", ce.Raw)
 	}
+	// Validators stay out of the internal databases.
+	err = db.Client().Database("config").CreateCollection(ctx, "v", options.CreateCollection().SetValidator(studentSchema))
+	wantCode(t, err, 72, "InvalidOptions")
 }
 
 // TestValidationRulesSurviveRestart checks that an on-disk database keeps

@@ -32,7 +32,7 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		case "index":
 			ixSpec, err = wantDoc("collMod", k, v)
 		case "validator", "validationLevel", "validationAction":
-			validation[k], err = parseValidationOption("collMod", k, v)
+			validation[k], err = parseValidationOption("collMod", r.DB+"."+name, k, v)
 		case "changeStreamPreAndPostImages", "expireAfterSeconds", "timeseries", "viewOn", "pipeline", "cappedSize", "cappedMax", "recordIdsReplicated", "dryRun":
 			return mongoerr.Newf(mongoerr.NotImplemented, "collMod option '%s' is not supported yet", k)
 		default:

@@ -69,7 +69,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		case "size", "max":
 			return mongoerr.Newf(mongoerr.NotImplemented, "'%s' applies to capped collections, which are not supported yet", k)
 		case "validator", "validationLevel", "validationAction":
-			e, err := parseValidationOption("create", k, v)
+			e, err := parseValidationOption("create", r.DB+"."+name, k, v)
 			if err == nil && e != nil {
 				opts = append(opts, *e)
 			}

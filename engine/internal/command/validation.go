@@ -25,22 +25,26 @@ func isValidationOption(k string) bool {
 }
 
 // parseValidationOption checks one validation option of command cmd
-// (create or collMod) and returns the element to store in the
-// collection's options, or nil for an empty validator, which mongod does
-// not keep. Errors: TypeMismatch for a wrong type, BadValue for an
-// unknown level or action, the validator's compile errors.
-func parseValidationOption(cmd, k string, v bson.RawValue) (*bson.E, error) {
+// (create or collMod) on namespace ns and returns the element to store in
+// the collection's options, or nil for an empty validator, which mongod
+// does not keep. Errors: TypeMismatch for a wrong type, BadValue for an
+// unknown level or action, InvalidOptions for a validator in the admin,
+// local or config database, the validator's compile errors.
+func parseValidationOption(cmd, ns, k string, v bson.RawValue) (*bson.E, error) {
 	switch k {
 	case "validator":
 		d, err := wantDoc(cmd, k, v)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := match.Compile(d); err != nil {
-			return nil, err
-		}
 		if len(d) <= 5 {
 			return nil, nil
+		}
+		if db, _ := storage.SplitNS(ns); db == "admin" || db == "local" || db == "config" {
+			return nil, mongoerr.Newf(mongoerr.InvalidOptions, "Document validators are not allowed on collection %s in the %s internal database", ns, db)
+		}
+		if _, err := match.Compile(d); err != nil {
+			return nil, err
 		}
 		return &bson.E{Key: k, Value: d}, nil
 	case "validationLevel", "validationAction":
