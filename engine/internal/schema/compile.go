@@ -563,6 +563,11 @@ func parseEnum(v bson.RawValue, top bool) (rule, error) {
 
 // nonNegative parses the operand of a length keyword as mongod's
 // parseIntegerElementToNonNegativeLong does.
+//
+// Divergence: the codes are mongod's (TypeMismatch for a non-number,
+// FailedToParse otherwise), but the value in the message prints as the
+// driver prints it, not as mongod's BSONElement::toString does
+// (TestCompileErrors checks the codes only).
 func nonNegative(k string, v bson.RawValue) (int64, error) {
 	if !bsonkit.IsNumber(v.Type) {
 		return 0, mismatch("Expected a number in: %s: %s", k, v.String())

@@ -10,6 +10,10 @@ import (
 func isObject(v value) bool { return v.present && v.v.Type == bson.TypeEmbeddedDocument }
 
 // field returns the property name of the object v.
+//
+// Divergence: a property name with a dot ("a.b" in properties, required
+// or dependencies) names the field "a.b" here; mongod reads it as a path
+// into the subdocument a (TestDottedPropertyNames).
 func field(v value, name string) value {
 	f, ok := bsonkit.Field(v.v.Value, name)
 	return value{f, ok}

@@ -147,3 +147,18 @@ func TestExplainTopLevelShapes(t *testing.T) {
 		t.Fatalf("never: %s", got)
 	}
 }
+
+// TestDottedPropertyNames pins the divergence on dotted property names:
+// they name a field with a dot, not a path.
+func TestDottedPropertyNames(t *testing.T) {
+	s, err := schema.Compile(raw(t, `{"required": ["a.b"], "properties": {"a.b": {"bsonType": "int"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Match(raw(t, `{"a": {"b": 1}}`)) {
+		t.Fatal("a dotted property name matched a subdocument path")
+	}
+	if !s.Match(raw(t, `{"a.b": {"$numberInt": "1"}}`)) {
+		t.Fatal("a dotted property name did not match the dotted field")
+	}
+}
