@@ -62,8 +62,8 @@ func TestCreateListDropRename(t *testing.T) {
 	if len(names) != 0 {
 		t.Fatalf("after drop: %v", names)
 	}
-	err = db.CreateCollection(ctx, "x", options.CreateCollection().SetValidator(bson.D{{Key: "a", Value: 1}}))
-	wantCode(t, err, 238, "NotImplemented")
+	err = db.CreateCollection(ctx, "x", options.CreateCollection().SetValidator(bson.D{{Key: "a", Value: bson.D{{Key: "$bogus", Value: 1}}}}))
+	wantCode(t, err, 2, "BadValue")
 	err = db.RunCommand(ctx, bson.D{{Key: "create", Value: "y"}, {Key: "bogusOption", Value: 1}}).Err()
 	wantCode(t, err, 40415, "")
 }

@@ -274,6 +274,6 @@ func TestCollModHidesIndexAndChangesTTL(t *testing.T) {
 	}
 	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "index", Value: bson.D{{Key: "name", Value: "nope"}, {Key: "hidden", Value: true}}}}).Err()
 	wantCode(t, err, 27, "IndexNotFound")
-	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "c"}, {Key: "validator", Value: bson.D{}}}).Err()
-	wantCode(t, err, 238, "NotImplemented")
+	err = db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "nosuch"}, {Key: "validator", Value: bson.D{}}}).Err()
+	wantCode(t, err, 26, "NamespaceNotFound")
 }

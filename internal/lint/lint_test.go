@@ -28,6 +28,7 @@ var forbidden = map[string][]string{
 	"engine/internal/bsonkit":    {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/match", "engine/internal/update", "engine/internal/plan"},
 	"engine/internal/keystring":  {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/match":      {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/update"},
+	"engine/internal/schema":     {"engine/internal/match", "engine/internal/expr", "engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/update", "engine/internal/agg"},
 	"engine/internal/order":      {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/projection": {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/update":     {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},

@@ -70,6 +70,9 @@
 //	writeError 0 ImmutableField(66): Performing an update on the path '_id' would modify the immutable field '_id'
 //	writeConcernError UnsatisfiableWriteConcern(100): Not enough data-bearing nodes
 //
+// With the argument errinfo ("cmd errinfo"), an error's errInfo (document
+// validation failures) follows its line as "errInfo <canonical JSON>".
+//
 // mongod sends no codeName in writeErrors; the runner names the code (see
 // CodeName). Extra fields of an error (keyPattern, keyValue, errInfo) do
 // not print. Other replies print without ok, operationTime and $-fields.

@@ -25,11 +25,14 @@ const clockSlack = 2 * time.Minute
 //     650000000000000000000001, …02 and so on, numbered in the order the
 //     output first shows them;
 //   - a date or timestamp from the run's time window, or equal to Now,
-//     prints as Now; a timestamp's increment prints as 1.
+//     prints as Now; a timestamp's increment prints as 1;
+//   - a UUID (binary subtype 4, a collection's info.uuid) that no input
+//     contains prints as all zeros.
 //
 // A normalizer belongs to one script; it is not safe for concurrent use.
 type normalizer struct {
 	known map[bson.ObjectID]bool
+	uuids map[string]bool
 	ids   map[bson.ObjectID]bson.ObjectID
 	start time.Time
 }
@@ -37,6 +40,7 @@ type normalizer struct {
 func newNormalizer() *normalizer {
 	return &normalizer{
 		known: map[bson.ObjectID]bool{},
+		uuids: map[string]bool{},
 		ids:   map[bson.ObjectID]bson.ObjectID{},
 		start: time.Now(),
 	}
@@ -48,6 +52,9 @@ func (n *normalizer) learn(doc bson.Raw) {
 	walk(doc, func(v bson.RawValue) {
 		if v.Type == bson.TypeObjectID {
 			n.known[bson.ObjectID(v.Value)] = true
+		}
+		if isUUID(v) {
+			n.uuids[string(v.Value)] = true
 		}
 	})
 }
@@ -71,6 +78,8 @@ func (n *normalizer) doc(doc bson.Raw) bson.Raw {
 		case bson.TypeTimestamp:
 			binary.LittleEndian.PutUint32(v.Value, 1)
 			binary.LittleEndian.PutUint32(v.Value[4:], uint32(Now.Unix()))
+		case bson.TypeBinary:
+			clear(v.Value[5:])
 		}
 	}, n.generated)
 	return out
@@ -100,8 +109,15 @@ func (n *normalizer) generated(v bson.RawValue) bool {
 	case bson.TypeTimestamp:
 		t, i := v.Timestamp()
 		return (t == uint32(Now.Unix()) && i != 1) || n.inWindow(time.Unix(int64(t), 0))
+	case bson.TypeBinary:
+		return isUUID(v) && !n.uuids[string(v.Value)]
 	}
 	return false
+}
+
+// isUUID reports whether v is a 16-byte binary of subtype 4.
+func isUUID(v bson.RawValue) bool {
+	return v.Type == bson.TypeBinary && len(v.Value) == 21 && v.Value[4] == bson.TypeBinaryUUID && v.Value[0] == 16
 }
 
 func (n *normalizer) inWindow(t time.Time) bool {

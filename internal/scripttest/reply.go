@@ -68,6 +68,13 @@ func (r *runner) formatWrite(reply bson.Raw) (string, error) {
 			}
 			idx, _ := d.Lookup("index").AsInt64OK()
 			fmt.Fprintf(&sb, "writeError %d %s\n", idx, errorText(d))
+			if info, err := d.LookupErr("errInfo"); err == nil && r.errInfo {
+				s, err := r.canonicalValue(info)
+				if err != nil {
+					return "", err
+				}
+				sb.WriteString("errInfo " + s + "\n")
+			}
 		}
 	}
 	if v, err := reply.LookupErr("writeConcernError"); err == nil {
@@ -233,4 +240,22 @@ func elideMessages(actual, expected string) string {
 		}
 	}
 	return strings.Join(ls, "\n")
+}
+
+// commandErrInfo renders the errInfo of a failed command as a line
+// "errInfo <canonical Extended JSON>" when the directive asked for it.
+func (r *runner) commandErrInfo(err error) string {
+	var ce mongo.CommandError
+	if !r.errInfo || !errors.As(err, &ce) {
+		return ""
+	}
+	info, e := ce.Raw.LookupErr("errInfo")
+	if e != nil {
+		return ""
+	}
+	s, e := r.canonicalValue(info)
+	if e != nil {
+		return ""
+	}
+	return "errInfo " + s + "\n"
 }

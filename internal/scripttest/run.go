@@ -45,6 +45,9 @@ func RunBackend(t *testing.T, b Backend, path string) {
 type runner struct {
 	b    Backend
 	norm *normalizer
+	// errInfo prints the errInfo of errors (the cmd directive's errinfo
+	// argument).
+	errInfo bool
 }
 
 // directive runs one directive and returns its output. An error means the
@@ -112,6 +115,8 @@ func (r *runner) directive(ctx context.Context, t *testing.T, d *datadriven.Test
 		if len(cmd) == 0 {
 			return "", fmt.Errorf("cmd: empty command")
 		}
+		r.errInfo = d.HasArg("errinfo")
+		defer func() { r.errInfo = false }()
 		return r.runCommand(ctx, cmd)
 	}
 	return "", fmt.Errorf("unknown directive %q", d.Cmd)
@@ -251,7 +256,7 @@ func (r *runner) runIDs(ctx context.Context, cmd bson.D) (string, error) {
 func (r *runner) runCommand(ctx context.Context, cmd bson.D) (string, error) {
 	reply, err := r.b.Command(ctx, cmd)
 	if err != nil {
-		return FormatError(err) + "\n", nil
+		return FormatError(err) + "\n" + r.commandErrInfo(err), nil
 	}
 	if _, ok := reply.Lookup("cursor").DocumentOK(); ok {
 		docs, failure, err := r.cursorDocs(ctx, reply)

@@ -68,8 +68,7 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 			b, err = wantBool("aggregate", k, v)
 			p.allowDiskUse = &b
 		case "bypassDocumentValidation":
-			// Accepted: no validators exist yet, so there is nothing to bypass.
-			_, err = wantBool("aggregate", k, v)
+			r.bypassValidation, err = wantBool("aggregate", k, v)
 		case "collation":
 			err = checkCollation(v)
 		case "explain":

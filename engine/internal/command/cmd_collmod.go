@@ -15,7 +15,9 @@ func init() {
 
 // runCollMod changes an index's hidden flag or TTL (the options mongosh's
 // hideIndex/unhideIndex use). Collection options the engine does not have
-// (validators, change stream images, time series) answer NotImplemented.
+// (change stream images, time series) answer NotImplemented.
+// validator, validationLevel and validationAction are validation.go's
+// (collModValidation).
 // https://www.mongodb.com/docs/manual/reference/command/collMod/
 func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 	name, err := collectionName(r)
@@ -23,13 +25,14 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	var ixSpec bson.Raw
+	validation := map[string]*bson.E{}
 	err = fields("collMod", r.Body, func(k string, v bson.RawValue) error {
 		var err error
 		switch k {
 		case "index":
 			ixSpec, err = wantDoc("collMod", k, v)
 		case "validator", "validationLevel", "validationAction":
-			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
+			validation[k], err = parseValidationOption("collMod", r.DB+"."+name, k, v)
 		case "changeStreamPreAndPostImages", "expireAfterSeconds", "timeseries", "viewOn", "pipeline", "cappedSize", "cappedMax", "recordIdsReplicated", "dryRun":
 			return mongoerr.Newf(mongoerr.NotImplemented, "collMod option '%s' is not supported yet", k)
 		default:
@@ -41,6 +44,11 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := r.DB + "." + name
+	if len(validation) > 0 {
+		if err := r.collModValidation(ns, validation); err != nil {
+			return nil, err
+		}
+	}
 	if ixSpec == nil {
 		// An empty collMod succeeds when the collection exists.
 		if r.Env.Store.Collection(ns) == nil {

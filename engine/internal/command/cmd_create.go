@@ -15,8 +15,9 @@ func init() {
 
 // runCreate creates a collection with options, which listCollections
 // reports back. Options whose behaviour the engine does not have yet
-// (validators, capped, time series, views, clustered) answer
+// (capped, time series, views, clustered) answer
 // NotImplemented rather than being stored and ignored.
+// validator, validationLevel and validationAction are validation.go's.
 // https://www.mongodb.com/docs/manual/reference/command/create/
 func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	name, err := collectionName(r)
@@ -68,7 +69,11 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		case "size", "max":
 			return mongoerr.Newf(mongoerr.NotImplemented, "'%s' applies to capped collections, which are not supported yet", k)
 		case "validator", "validationLevel", "validationAction":
-			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
+			e, err := parseValidationOption("create", r.DB+"."+name, k, v)
+			if err == nil && e != nil {
+				opts = append(opts, *e)
+			}
+			return err
 		case "timeseries", "expireAfterSeconds":
 			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
 		case "viewOn":

@@ -71,7 +71,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "collation":
 			err = checkCollation(v)
 		case "bypassDocumentValidation":
-			_, err = wantSafeBool("findAndModify", k, v)
+			r.bypassValidation, err = wantSafeBool("findAndModify", k, v)
 		case "let":
 			p.let, err = r.parseLet("findAndModify", v)
 		default:
@@ -177,7 +177,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			value = found.doc
 			leo = bson.D{{Key: "n", Value: int32(1)}}
 		case found != nil:
-			out, _, err := applyUpdate(ctx, w, q, u, *found, now)
+			out, _, err := r.updateRow(ctx, w, q, u, *found, now)
 			if err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			leo = bson.D{{Key: "n", Value: int32(1)}, {Key: "updatedExisting", Value: true}}
 		case upsert:
-			doc, err := insertUpsert(ctx, w, ns, u, filter, now)
+			doc, err := r.insertUpsert(ctx, w, ns, u, filter, now)
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,9 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			err := prepErrs[i]
 			if err == nil {
+				err = r.validateWrite(c, nil, doc)
+			}
+			if err == nil {
 				_, err = w.Insert(c, doc)
 			}
 			if err != nil {

@@ -174,7 +174,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 				break
 			}
 			matched = true
-			_, changed, err := applyUpdate(ctx, w, q, u, row, now)
+			_, changed, err := r.updateRow(ctx, w, q, u, row, now)
 			if err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if !st.upsert {
 		return nil
 	}
-	doc, err := insertUpsert(ctx, w, ns, u, st.q, now)
+	doc, err := r.insertUpsert(ctx, w, ns, u, st.q, now)
 	if err != nil {
 		return err
 	}
@@ -199,10 +199,10 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	return nil
 }
 
-// applyUpdate applies u to one row and stages the new document unless
+// updateRow applies u to one row and stages the new document unless
 // the update left it unchanged (a no-op is not written). It returns the
 // document after the update.
-func applyUpdate(ctx context.Context, w *storage.Writer, q *query, u updater, row row, now time.Time) (bson.Raw, bool, error) {
+func (r *Request) updateRow(ctx context.Context, w *storage.Writer, q *query, u updater, row row, now time.Time) (bson.Raw, bool, error) {
 	_, pos := q.filter.MatchPos(row.doc)
 	out, changed, err := u.apply(ctx, row.doc, pos, now)
 	if err != nil || !changed {
@@ -211,12 +211,15 @@ func applyUpdate(ctx context.Context, w *storage.Writer, q *query, u updater, ro
 	if len(out) > wire.MaxDocumentSize {
 		return nil, false, mongoerr.Newf(mongoerr.BSONObjectTooLarge, "Resulting document after update is larger than %d", wire.MaxDocumentSize)
 	}
+	if err := r.validateWrite(q.coll, row.doc, out); err != nil {
+		return nil, false, err
+	}
 	return out, true, w.Update(q.coll, row.rid, row.doc, out)
 }
 
 // insertUpsert builds the document an upsert inserts when nothing matched
 // filter, and stages it, creating the collection if needed.
-func insertUpsert(ctx context.Context, w *storage.Writer, ns string, u updater, filter bson.Raw, now time.Time) (bson.Raw, error) {
+func (r *Request) insertUpsert(ctx context.Context, w *storage.Writer, ns string, u updater, filter bson.Raw, now time.Time) (bson.Raw, error) {
 	doc, err := u.upsert(ctx, filter, now)
 	if err != nil {
 		return nil, err
@@ -226,6 +229,9 @@ func insertUpsert(ctx context.Context, w *storage.Writer, ns string, u updater, 
 	}
 	c, err := w.EnsureCollection(ns)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.validateWrite(c, nil, doc); err != nil {
 		return nil, err
 	}
 	_, err = w.Insert(c, doc)

@@ -28,6 +28,8 @@ type Request struct {
 	// op is the operation's state that its queries report examined keys
 	// and documents to (the profiler reads it); nil under explain.
 	op *opState
+	// bypassValidation is the command's bypassDocumentValidation.
+	bypassValidation bool
 }
 
 // handler runs one command and returns the reply fields besides ok.

@@ -34,6 +34,10 @@
 //	I3. Cursors read the storage snapshot taken when they were opened.
 //	I4. A command's let is evaluated once, with the command's $$NOW and
 //	    $$CLUSTER_TIME, before any document is read.
+//	I5. Every document an insert, update, findAndModify, $merge or $out
+//	    stages passes validateWrite (validation.go) first: the
+//	    collection's validator under its validationLevel and
+//	    validationAction, unless the command set bypassDocumentValidation.
 //
 // The package does not recover panics: the server loop does.
 package command

@@ -49,6 +49,8 @@ type Env struct {
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
+
+	validators validators // compiled collection validators (validation.go)
 }
 
 // NewEnv returns the command environment over st.

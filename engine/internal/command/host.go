@@ -91,6 +91,9 @@ func (h *aggHost) Insert(ctx context.Context, ns string, docs []bson.Raw) error 
 			if err != nil {
 				return err
 			}
+			if err := h.r.validateWrite(c, nil, doc); err != nil {
+				return err
+			}
 			if _, err := w.Insert(c, doc); err != nil {
 				return writeErr(err)
 			}
@@ -212,6 +215,9 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 		err := h.r.Env.Store.Write(func(w *storage.Writer) error {
 			c := w.Collection(tmp)
 			for _, d := range batch {
+				if err := h.r.validateWrite(c, nil, d); err != nil {
+					return err
+				}
 				if _, err := w.Insert(c, d); err != nil {
 					return writeErr(err)
 				}

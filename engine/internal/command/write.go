@@ -284,8 +284,7 @@ func parseWriteBatch(r *Request, items string) (writeBatch, error) {
 		case "ordered":
 			b.ordered, err = wantBool(r.Name, k, v)
 		case "bypassDocumentValidation":
-			// Accepted: no validators exist yet, so there is nothing to bypass.
-			_, err = wantBool(r.Name, k, v)
+			r.bypassValidation, err = wantBool(r.Name, k, v)
 		case "let":
 			if r.Name == "insert" {
 				_, err = wantDoc(r.Name, k, v)

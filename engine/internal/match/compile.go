@@ -14,7 +14,7 @@ import (
 // BadValue (2) for unknown operators and bad operands, FailedToParse (9),
 // TypeMismatch (14), 51091/51108 for regexes, expression errors for $expr
 // (whose $$NOW is the time of the call; CompileEnv gives let variables),
-// and NotImplemented (238) for $jsonSchema, $where, $text, $sampleRate and
+// $jsonSchema's errors (package schema), and NotImplemented (238) for $where, $text, $sampleRate and
 // geo operators.
 func Compile(filter bson.Raw) (*Filter, error) { return CompileEnv(filter, Env{}) }
 
@@ -142,7 +142,9 @@ func (c *compiler) parsePathless(key string, v bson.RawValue, next, lv level) (n
 			return c.parseExpr(v)
 		}
 		return nil, notImplemented(key)
-	case "$jsonSchema", "$sampleRate":
+	case "$jsonSchema":
+		return parseJSONSchema(v)
+	case "$sampleRate":
 		return nil, notImplemented(key)
 	}
 	return nil, badValue("unknown top level operator: %s. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.", key)

@@ -11,7 +11,7 @@
 // $alwaysTrue, $alwaysFalse, and $expr (an aggregation expression compiled
 // by package expr, with the command's let variables: CompileEnv; an $eq of
 // a field path and a constant adds mongod's $_internalExprEq predicate for
-// the planner). $jsonSchema, $where, $text, $sampleRate and the geo
+// the planner), and $jsonSchema (compiled by package schema). $where, $text, $sampleRate and the geo
 // operators answer NotImplemented (238) at compile time; they never give a
 // wrong result.
 //
@@ -21,7 +21,7 @@
 // that runs past the limit does not match, as a PCRE match past mongod's
 // match limit does not (regex.go).
 //
-// Imports: bsonkit, expr, mongoerr, regex and the driver's bson packages only.
+// Imports: bsonkit, expr, mongoerr, regex, schema and the driver's bson packages only.
 // Must not import command, storage or any package above it.
 //
 // Invariants:

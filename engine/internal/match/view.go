@@ -41,6 +41,9 @@ const (
 	// KindExprEq: Path equals Value, a predicate implied by an $expr
 	// beside it ($_internalExprEq); it exists for index bounds.
 	KindExprEq
+	// KindJSONSchema: Value is a $jsonSchema operand, evaluated on the
+	// whole document.
+	KindJSONSchema
 )
 
 // Node is a read-only view of one node of a compiled Filter. Nodes and
@@ -94,6 +97,8 @@ func viewOf(n node) *Node {
 		v.Kind, v.Path, v.Op, v.Value = t.kind, t.path, t.op, t.arg
 	case *exprNode:
 		v.Kind, v.Value = KindExpr, t.arg
+	case *schemaNode:
+		v.Kind, v.Op, v.Value = KindJSONSchema, "$jsonSchema", t.arg
 	case *arrayNode:
 		v.Kind, v.Path, v.Op, v.Value = t.kind, t.path, t.op, t.arg
 		switch sub := t.sub.(type) {
