@@ -31,6 +31,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		viewOn             string
 		pipeline           []bson.Raw
 		haveView, havePipe bool
+		tsVal, tsExpire    *bson.RawValue
 	)
 	err = fields("create", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
@@ -70,7 +71,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		case "validator", "validationLevel", "validationAction":
 			return mongoerr.Newf(mongoerr.NotImplemented, "document validation ('%s') is not supported yet", k)
 		case "timeseries", "expireAfterSeconds":
-			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
+			tsVal, tsExpire = tsOption(k, v, tsVal, tsExpire)
 		case "viewOn":
 			s, err := wantString("create", k, v)
 			if err != nil {
@@ -106,6 +107,9 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tsVal != nil || tsExpire != nil {
+		return r.createTimeseriesOrFail(name, tsVal, tsExpire, haveView)
 	}
 	if havePipe && !haveView {
 		return nil, mongoerr.New(mongoerr.BadValue, "'pipeline' requires 'viewOn' to also be specified")

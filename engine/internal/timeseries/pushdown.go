@@ -1,0 +1,196 @@
+package timeseries
+
+import (
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+)
+
+// maxPushdownDepth bounds the $and nesting the translation follows.
+const maxPushdownDepth = 32
+
+// BucketFilter translates a filter on measurements into a filter on
+// buckets that every bucket holding a matching measurement passes (a
+// superset: the measurement filter still runs after unpacking), as
+// mongod's BucketSpec::createPredicatesOnBucketLevelField does for the
+// meta and time fields:
+//   - a predicate on the metaField (or a path below it) applies to the
+//     bucket's meta unchanged but renamed, as does $or/$nor made only of
+//     such predicates;
+//   - $gt/$gte/$lt/$lte/$eq (or equality) on the timeField against a date
+//     bounds control.min and control.max of the time field, including
+//     control.min > date - bucketMaxSpanSeconds so that the {meta, time}
+//     index bounds the scan on both sides.
+//
+// Other predicates are dropped. It returns nil when nothing translates.
+func (o *Options) BucketFilter(filter bson.Raw) bson.Raw {
+	var conj [][]byte
+	o.translate(filter, &conj, 0)
+	if len(conj) == 0 {
+		return nil
+	}
+	return andOf(conj)
+}
+
+// andOf builds {$and: [c…]}, or c itself when there is one.
+func andOf(conj [][]byte) bson.Raw {
+	if len(conj) == 1 {
+		return bson.Raw(conj[0])
+	}
+	aidx, arr := bsoncore.AppendArrayStart(nil)
+	for i, c := range conj {
+		arr = bsoncore.AppendDocumentElement(arr, itoa(i), c)
+	}
+	arr, _ = bsoncore.AppendArrayEnd(arr, aidx)
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	out = bsoncore.AppendArrayElement(out, "$and", arr)
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	return out
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func (o *Options) translate(filter []byte, conj *[][]byte, depth int) {
+	if depth > maxPushdownDepth {
+		return
+	}
+	bsonkit.ForEach(filter, func(k string, v bson.RawValue) bool {
+		switch {
+		case k == "$and" && v.Type == bson.TypeArray:
+			for _, d := range bsonkit.Values(v.Value) {
+				if d.Type == bson.TypeEmbeddedDocument {
+					o.translate(d.Value, conj, depth+1)
+				}
+			}
+		case (k == "$or" || k == "$nor") && v.Type == bson.TypeArray:
+			if t, ok := o.metaOnlyLogical(k, v, depth+1); ok {
+				*conj = append(*conj, t)
+			}
+		case o.isMetaPath(k):
+			*conj = append(*conj, elem(o.metaRename(k), v))
+		case k == o.TimeField:
+			o.timePredicates(v, conj)
+		}
+		return true
+	})
+}
+
+// isMetaPath reports whether k is the metaField or a path below it.
+func (o *Options) isMetaPath(k string) bool {
+	return o.MetaField != "" && (k == o.MetaField || strings.HasPrefix(k, o.MetaField+"."))
+}
+
+func (o *Options) metaRename(k string) string { return "meta" + k[len(o.MetaField):] }
+
+// metaOnlyLogical translates {$or|$nor: [...]} whose branches test only
+// the meta field; ok is false otherwise.
+func (o *Options) metaOnlyLogical(op string, v bson.RawValue, depth int) ([]byte, bool) {
+	if depth > maxPushdownDepth {
+		return nil, false
+	}
+	aidx, arr := bsoncore.AppendArrayStart(nil)
+	for i, d := range bsonkit.Values(v.Value) {
+		if d.Type != bson.TypeEmbeddedDocument {
+			return nil, false
+		}
+		t, ok := o.metaOnly(d.Value, depth+1)
+		if !ok {
+			return nil, false
+		}
+		arr = bsoncore.AppendDocumentElement(arr, itoa(i), t)
+	}
+	arr, _ = bsoncore.AppendArrayEnd(arr, aidx)
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	out = bsoncore.AppendArrayElement(out, op, arr)
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	return out, true
+}
+
+// metaOnly renames a filter document that tests only the meta field.
+func (o *Options) metaOnly(d []byte, depth int) ([]byte, bool) {
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	ok := true
+	bsonkit.ForEach(d, func(k string, v bson.RawValue) bool {
+		switch {
+		case (k == "$and" || k == "$or" || k == "$nor") && v.Type == bson.TypeArray:
+			t, good := o.metaOnlyLogical(k, v, depth)
+			if !good {
+				ok = false
+				return false
+			}
+			out = append(out, t[4:len(t)-1]...)
+		case o.isMetaPath(k):
+			out = appendValue(out, o.metaRename(k), v)
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return nil, false
+	}
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	return out, true
+}
+
+func elem(k string, v bson.RawValue) []byte {
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	out = appendValue(out, k, v)
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	return out
+}
+
+// timePredicates adds the bucket-level bounds of a time field predicate.
+func (o *Options) timePredicates(v bson.RawValue, conj *[][]byte) {
+	if v.Type == bson.TypeDateTime {
+		o.timeBound("$eq", v.DateTime(), conj)
+		return
+	}
+	if v.Type != bson.TypeEmbeddedDocument {
+		return
+	}
+	bsonkit.ForEach(v.Value, func(op string, arg bson.RawValue) bool {
+		if arg.Type == bson.TypeDateTime {
+			o.timeBound(op, arg.DateTime(), conj)
+		}
+		return true
+	})
+}
+
+func (o *Options) timeBound(op string, d int64, conj *[][]byte) {
+	minF, maxF := "control.min."+o.TimeField, "control.max."+o.TimeField
+	span := o.MaxSpan * 1000
+	lowOK := d-span < d // no underflow
+	add := func(field, cmp string, at int64) {
+		idx, inner := bsoncore.AppendDocumentStart(nil)
+		inner = bsoncore.AppendDateTimeElement(inner, cmp, at)
+		inner, _ = bsoncore.AppendDocumentEnd(inner, idx)
+		oidx, out := bsoncore.AppendDocumentStart(nil)
+		out = bsoncore.AppendDocumentElement(out, field, inner)
+		out, _ = bsoncore.AppendDocumentEnd(out, oidx)
+		*conj = append(*conj, out)
+	}
+	switch op {
+	case "$eq":
+		add(minF, "$lte", d)
+		add(maxF, "$gte", d)
+		if lowOK {
+			add(minF, "$gt", d-span)
+		}
+	case "$gt", "$gte":
+		add(maxF, op, d)
+		if lowOK {
+			add(minF, "$gt", d-span)
+		}
+	case "$lt", "$lte":
+		add(minF, op, d)
+	}
+}
