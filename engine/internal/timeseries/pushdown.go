@@ -194,3 +194,14 @@ func (o *Options) timeBound(op string, d int64, conj *[][]byte) {
 		add(minF, op, d)
 	}
 }
+
+// MetaOnlyFilter renames a filter that tests only the metaField to test
+// the bucket's meta (a partial index on a time series); ok is false when
+// it tests anything else.
+func (o *Options) MetaOnlyFilter(filter bson.Raw) (bson.Raw, bool) {
+	if o.MetaField == "" {
+		return nil, false
+	}
+	out, ok := o.metaOnly(filter, 0)
+	return out, ok
+}
