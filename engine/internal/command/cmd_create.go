@@ -33,6 +33,9 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		haveView, havePipe bool
 		tsVal, tsExpire    *bson.RawValue
 	)
+	if err := r.checkTimeseriesCreate(name); err != nil {
+		return nil, err
+	}
 	err = fields("create", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
 		case "storageEngine", "indexOptionDefaults":
@@ -109,7 +112,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	if tsVal != nil || tsExpire != nil {
-		return r.createTimeseriesOrFail(name, tsVal, tsExpire, haveView)
+		return r.createTimeseriesOrFail(name, tsVal, tsExpire)
 	}
 	if havePipe && !haveView {
 		return nil, mongoerr.New(mongoerr.BadValue, "'pipeline' requires 'viewOn' to also be specified")

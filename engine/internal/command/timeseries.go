@@ -113,18 +113,8 @@ var tsCreateAllowed = map[string]bool{
 // https://www.mongodb.com/docs/v7.0/reference/command/create/
 func (r *Request) createTimeseries(name string, tsVal bson.RawValue, expVal *bson.RawValue) (bson.D, error) {
 	ns := r.DB + "." + name
-	elems, _ := r.Body.Elements()
-	for _, e := range elems[1:] {
-		k := e.Key()
-		if isGeneric(k) || tsCreateAllowed[k] {
-			continue
-		}
-		if k == "capped" {
-			if on, _ := asBool(e.Value()); !on {
-				continue
-			}
-		}
-		return nil, mongoerr.Newf(mongoerr.InvalidOptions, "%s: 'timeseries' is not allowed with '%s'", ns, k)
+	if err := r.checkTimeseriesCreate(name); err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(name, bucketsPrefix) {
 		return nil, mongoerr.Newf(mongoerr.InvalidNamespace, "Invalid namespace: %s", ns)
@@ -280,9 +270,34 @@ func tsOption(k string, v bson.RawValue, ts, exp *bson.RawValue) (*bson.RawValue
 // createTimeseriesOrFail creates a time series, or answers mongod's
 // errors for expireAfterSeconds without timeseries and for timeseries
 // with viewOn.
-func (r *Request) createTimeseriesOrFail(name string, ts, exp *bson.RawValue, haveView bool) (bson.D, error) {
+func (r *Request) createTimeseriesOrFail(name string, ts, exp *bson.RawValue) (bson.D, error) {
 	if ts == nil {
 		return nil, mongoerr.New(mongoerr.InvalidOptions, "'expireAfterSeconds' is only supported on time-series collections or when the 'clusteredIndex' option is specified")
 	}
 	return r.createTimeseries(name, *ts, exp)
+}
+
+// checkTimeseriesCreate refuses, when create asks for a time series, the
+// options mongod does not allow with one (InvalidOptions "'timeseries' is
+// not allowed with '<option>'"); it runs before the options are parsed,
+// so that options the engine would answer NotImplemented for get
+// mongod's answer.
+func (r *Request) checkTimeseriesCreate(name string) error {
+	if _, err := r.Body.LookupErr("timeseries"); err != nil {
+		return nil
+	}
+	elems, _ := r.Body.Elements()
+	for _, e := range elems[1:] {
+		k := e.Key()
+		if isGeneric(k) || tsCreateAllowed[k] {
+			continue
+		}
+		if k == "capped" {
+			if on, _ := asBool(e.Value()); !on {
+				continue
+			}
+		}
+		return mongoerr.Newf(mongoerr.InvalidOptions, "%s.%s: 'timeseries' is not allowed with '%s'", r.DB, name, k)
+	}
+	return nil
 }
