@@ -127,22 +127,67 @@ func (c *column) generic() []byte {
 
 func integers(kind byte, t bson.Type, ints []int64, dod bool) []byte {
 	out := []byte{kind, byte(t)}
+	seq := make([]int64, len(ints))
 	var prev, prevDelta int64
 	for i, n := range ints {
-		if i == 0 {
-			out = binary.AppendUvarint(out, zig(n))
-			prev = n
+		switch {
+		case i == 0:
+			seq[i] = n
+		case dod:
+			d := n - prev
+			seq[i] = d - prevDelta
+			prevDelta = d
+		default:
+			seq[i] = n - prev
+		}
+		prev = n
+	}
+	return appendRuns(out, seq)
+}
+
+// appendRuns appends a sequence of integers: a non-zero value as its
+// zigzag uvarint, a run of zeros as a 0 byte and the run's length - 1.
+func appendRuns(out []byte, seq []int64) []byte {
+	for i := 0; i < len(seq); {
+		if seq[i] != 0 {
+			out = binary.AppendUvarint(out, zig(seq[i]))
+			i++
 			continue
 		}
-		d := n - prev
-		if dod {
-			out = binary.AppendUvarint(out, zig(d-prevDelta))
-		} else {
-			out = binary.AppendUvarint(out, zig(d))
+		j := i
+		for j < len(seq) && seq[j] == 0 {
+			j++
 		}
-		prev, prevDelta = n, d
+		out = append(out, 0)
+		out = binary.AppendUvarint(out, uint64(j-i-1))
+		i = j
 	}
 	return out
+}
+
+// readRuns reads n integers written by appendRuns.
+func readRuns(b []byte, n int) ([]int64, []byte, error) {
+	out := make([]int64, 0, n)
+	for len(out) < n {
+		u, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, nil, errCorrupt
+		}
+		b = b[k:]
+		if u != 0 {
+			out = append(out, unzig(u))
+			continue
+		}
+		r, k := binary.Uvarint(b)
+		if k <= 0 || r >= uint64(n-len(out)) {
+			return nil, nil, errCorrupt
+		}
+		b = b[k:]
+		for range r + 1 {
+			out = append(out, 0)
+		}
+	}
+	return out, b, nil
 }
 
 // scaled encodes doubles that are exact decimals with at most 4 places as
@@ -162,13 +207,13 @@ func scaled(vals []bson.RawValue) []byte {
 			ints[i] = int64(x)
 		}
 		if ok {
-			out := []byte{kindScaled, byte(k)}
+			seq := make([]int64, len(ints))
 			var prev int64
-			for _, n := range ints {
-				out = binary.AppendUvarint(out, zig(n-prev))
+			for i, n := range ints {
+				seq[i] = n - prev
 				prev = n
 			}
-			return out
+			return appendRuns([]byte{kindScaled, byte(k)}, seq)
 		}
 	}
 	return nil
@@ -198,7 +243,7 @@ func counter(b []byte) int64 { return int64(b[9])<<16 | int64(b[10])<<8 | int64(
 // returns errCorrupt.
 func decodeColumn(b []byte) (*column, error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b))*8+1 || n > MaxCount*64 {
+	if k <= 0 || n > MaxCount*64 {
 		return nil, errCorrupt
 	}
 	b = b[k:]
@@ -286,15 +331,12 @@ func (c *column) decodeIntegers(b []byte, n int, dod bool) error {
 		return errCorrupt
 	}
 	t := bson.Type(b[0])
-	b = b[1:]
+	seq, _, err := readRuns(b[1:], n)
+	if err != nil {
+		return err
+	}
 	var prev, prevDelta int64
-	for i := range n {
-		u, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errCorrupt
-		}
-		b = b[k:]
-		x := unzig(u)
+	for i, x := range seq {
 		var v int64
 		switch {
 		case i == 0:
@@ -303,7 +345,6 @@ func (c *column) decodeIntegers(b []byte, n int, dod bool) error {
 			prevDelta += x
 			v = prev + prevDelta
 		default:
-			prevDelta = x
 			v = prev + x
 		}
 		prev = v
@@ -326,15 +367,13 @@ func (c *column) decodeScaled(b []byte, n int) error {
 		return errCorrupt
 	}
 	p := math.Pow10(int(b[0]))
-	b = b[1:]
+	seq, _, err := readRuns(b[1:], n)
+	if err != nil {
+		return err
+	}
 	var prev int64
-	for range n {
-		u, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errCorrupt
-		}
-		b = b[k:]
-		prev += unzig(u)
+	for _, x := range seq {
+		prev += x
 		f := float64(prev) / p
 		c.vals = append(c.vals, bson.RawValue{Type: bson.TypeDouble, Value: binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))})
 	}
