@@ -189,6 +189,13 @@ func (e *Env) appendMeasurements(ctx context.Context, w *storage.Writer, ts *tsC
 		}
 		ts.opts.Add(ob.b, m)
 		touch(ob)
+		if ob.b.Count >= timeseries.MaxCount {
+			// A full bucket closes (compressed) now rather than when the
+			// next measurement arrives, as mongod closes full buckets at
+			// commit.
+			st.closedCount++
+			closeBucket(open, m.Key, ob, touch)
+		}
 	}
 	for _, ob := range dirty {
 		doc, err := ob.b.Doc(ob.b.Compressed)
