@@ -40,10 +40,12 @@ uri="mongodb://127.0.0.1:$port/ci"
 
 status=0
 echo "-- mongosh $("$mongosh" --version)"
-if ! out=$("$mongosh" --quiet --norc "$uri" --file "$here/mongosh.js" 2>&1); then status=1; fi
-echo "$out"
-# mongosh prints server warnings it would not print against mongod.
-if echo "$out" | grep -qiE 'warning|deprecat'; then echo "mongosh printed a warning"; status=1; fi
+for js in "$here"/mongosh*.js; do
+  if ! out=$("$mongosh" --quiet --norc "$uri" --file "$js" 2>&1); then status=1; fi
+  echo "$out"
+  # mongosh prints server warnings it would not print against mongod.
+  if echo "$out" | grep -qiE 'warning|deprecat'; then echo "mongosh printed a warning"; status=1; fi
+done
 
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi
