@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -202,7 +203,8 @@ func TestTimeseriesRename(t *testing.T) {
 // second each, into a time series and into a plain collection, and
 // returns both storageSizes.
 func tsStorage(t testing.TB, db *mongo.Database, n, sensors int) (ts, plain int64) {
-	ctx := ctxT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
 	if err := db.RunCommand(ctx, bson.D{{Key: "create", Value: "ts"}, {Key: "timeseries", Value: bson.D{{Key: "timeField", Value: "t"}, {Key: "metaField", Value: "sensor"}}}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,8 +223,12 @@ func tsStorage(t testing.TB, db *mongo.Database, n, sensors int) (ts, plain int6
 			})
 		}
 		for _, coll := range []string{"ts", "plain"} {
+			start := time.Now()
 			if _, err := db.Collection(coll).InsertMany(ctx, docs); err != nil {
 				t.Fatal(err)
+			}
+			if testing.Verbose() && i%200000 == 0 {
+				t.Logf("%s: %d documents in %v", coll, len(docs), time.Since(start))
 			}
 		}
 	}
