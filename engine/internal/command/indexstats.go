@@ -52,6 +52,10 @@ func (r *Request) statsSource(ns string, stages []bson.Raw) (source, error) {
 		filters = append(filters, f)
 	}
 	c := r.Env.Store.Collection(ns)
+	if ts := tsOf(c); ts != nil {
+		// A time series' figures are its buckets'.
+		c = r.Env.Store.Collection(ts.bucketsNS)
+	}
 	var docs []bson.Raw
 	switch {
 	case first.Key() == "$collStats":
