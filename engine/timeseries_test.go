@@ -298,3 +298,55 @@ func BenchmarkTimeseriesStorage(b *testing.B) {
 		})
 	}
 }
+
+// TestTimeseriesCatalogShape checks what listCollections and listIndexes
+// show of a time series, including the divergences: no system.views, an
+// _id index listed on system.buckets.<name>, compressed columns as BinData
+// subtype 0x80.
+func TestTimeseriesCatalogShape(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	createTS(t, db, "ts", bson.E{Key: "expireAfterSeconds", Value: 60})
+	cur, err := db.ListCollections(ctxT(t), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []bson.Raw
+	if err := cur.All(ctxT(t), &infos); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]bson.Raw{}
+	for _, in := range infos {
+		byName[in.Lookup("name").StringValue()] = in
+	}
+	if len(byName) != 2 || byName["system.views"] != nil {
+		t.Fatalf("collections: %v", infos)
+	}
+	b := byName["system.buckets.ts"]
+	if b.Lookup("type").StringValue() != "collection" || !b.Lookup("options", "clusteredIndex").Boolean() ||
+		b.Lookup("options", "expireAfterSeconds").Int64() != 60 || b.Lookup("options", "timeseries", "timeField").StringValue() != "t" ||
+		b.Lookup("options", "validator", "$jsonSchema").Type != bson.TypeEmbeddedDocument || b.Lookup("info", "uuid").Type != bson.TypeBinary {
+		t.Fatalf("buckets entry: %v", b)
+	}
+	if _, err := b.LookupErr("idIndex"); err == nil {
+		t.Fatalf("clustered buckets entry has an idIndex: %v", b)
+	}
+	specs, err := db.Collection("system.buckets.ts").Indexes().ListSpecifications(ctxT(t))
+	if err != nil || len(specs) != 2 || specs[0].Name != "_id_" || specs[1].Name != "m_1_t_1" {
+		t.Fatalf("buckets indexes: %v, %v", specs, err)
+	}
+	var docs []any
+	for i := range 1000 {
+		docs = append(docs, bson.D{{Key: "t", Value: time.Now().Add(time.Duration(i) * time.Millisecond)}, {Key: "m", Value: 1}})
+	}
+	if _, err := db.Collection("ts").InsertMany(ctxT(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	bs := buckets(t, db, "ts")
+	if len(bs) != 1 || bs[0].Lookup("control", "version").Int32() != 2 {
+		t.Fatalf("buckets: %v", bs)
+	}
+	if st, _ := bs[0].Lookup("data", "t").Binary(); st != 0x80 {
+		t.Fatalf("compressed column subtype %#x", st)
+	}
+}

@@ -75,6 +75,13 @@ func timeseriesView(c *storage.Collection) *viewDef {
 	return &viewDef{ns: c.NS, viewOn: t.bucketsNS, pipeline: []bson.Raw{st}}
 }
 
+// Divergence: mongod 7.0 stores a time series' view in system.views,
+// which listCollections then lists; the engine keeps it in the catalog
+// entry and lists no system.views. The buckets collection keeps an _id
+// index internally (mongod's is clustered, with no index), hidden from
+// the time series' listIndexes but shown by listIndexes on
+// system.buckets.<name>. Tested by TestTimeseriesCatalogShape.
+
 // timeseriesInfo is listCollections' entry for the two halves of a time
 // series: type "timeseries" with its options and info {readOnly: false}
 // for the collection, and for system.buckets.<name> a clustered

@@ -28,6 +28,12 @@ type bucketCatalog struct {
 	stats map[uint64]*tsStats
 }
 
+// Divergence: mongod 7.0 keeps buckets it closed because a measurement
+// went back in time (archived) and reopens buckets from disk after a
+// restart; the engine opens a new bucket in both cases, so out-of-order
+// or post-restart inserts make more, smaller buckets (never wrong
+// results). Tested by testdata/timeseries/buckets.txt (time backward).
+
 // openBucket is an open bucket: its record, the document stored there and
 // the bucket decoded. The stored document is compared with doc before
 // use, so a bucket that a failed write, a delete, an update or the TTL

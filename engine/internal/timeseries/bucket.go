@@ -165,6 +165,13 @@ func (o *Options) Fits(b *Bucket, m Measurement) int {
 }
 
 // Add appends m to b (the caller checked Fits).
+//
+// Divergence: mongod computes control.min and control.max of embedded
+// documents field by field (and of arrays element by element); the engine
+// keeps the least and greatest whole value in BSON order. Bucket-level
+// predicates only read control bounds of the time field, so query results
+// are the same; a raw bucket shows different bounds for such fields.
+// Tested by TestBoundsWholeValues.
 func (o *Options) Add(b *Bucket, m Measurement) {
 	pos := int32(b.Count)
 	bsonkit.ForEach(m.Doc, func(k string, v bson.RawValue) bool {

@@ -220,3 +220,23 @@ func TestBucketFilter(t *testing.T) {
 		t.Fatal("a filter on a measurement field translated")
 	}
 }
+
+// TestBoundsWholeValues pins the divergence on control bounds of
+// embedded documents: whole values in BSON order.
+func TestBoundsWholeValues(t *testing.T) {
+	o := opts(t, false)
+	var b *Bucket
+	for i, sub := range []bson.D{{{Key: "a", Value: 2}, {Key: "b", Value: 1}}, {{Key: "a", Value: 1}, {Key: "b", Value: 5}}} {
+		raw, _ := bson.Marshal(bson.D{{Key: "t", Value: bson.DateTime(int64(i) * 1000)}, {Key: "x", Value: sub}})
+		m, _ := o.Prepare(raw)
+		if b == nil {
+			b = o.NewBucket(m)
+		}
+		o.Add(b, m)
+	}
+	doc, _ := b.Doc(false)
+	min := bson.Raw(doc).Lookup("control", "min", "x").Document()
+	if min.Lookup("a").Int32() != 1 || min.Lookup("b").Int32() != 5 {
+		t.Fatalf("control.min.x = %v, want the whole least value {a: 1, b: 5}", min)
+	}
+}
