@@ -25,6 +25,10 @@ const maxPushdownDepth = 32
 //     control.min > date - bucketMaxSpanSeconds so that the {meta, time}
 //     index bounds the scan on both sides.
 //
+//   - $gt/$gte/$lt/$lte/$eq on a top-level measurement field against a
+//     number, string or date bounds that field's control.min/max, or
+//     lets the bucket pass when the field holds arrays there.
+//
 // Other predicates are dropped. It returns nil when nothing translates.
 func (o *Options) BucketFilter(filter bson.Raw) bson.Raw {
 	var conj [][]byte
@@ -78,9 +82,62 @@ func (o *Options) translate(filter []byte, conj *[][]byte, depth int) {
 			*conj = append(*conj, elem(o.metaRename(k), v))
 		case k == o.TimeField:
 			o.timePredicates(v, conj)
+		case k != "" && k[0] != '$' && !strings.Contains(k, "."):
+			o.metricPredicates(k, v, conj)
 		}
 		return true
 	})
+}
+
+// metricPredicates adds bucket-level bounds for a comparison on a
+// measurement field against a number, string or date. A bucket holds one
+// canonical type per field (I2), so its control bounds bracket every
+// value of that type; a bucket whose field holds arrays passes whatever
+// its bounds, since an element may match.
+func (o *Options) metricPredicates(k string, v bson.RawValue, conj *[][]byte) {
+	if v.Type != bson.TypeEmbeddedDocument {
+		o.metricBound(k, "$eq", v, conj)
+		return
+	}
+	bsonkit.ForEach(v.Value, func(op string, arg bson.RawValue) bool {
+		o.metricBound(k, op, arg, conj)
+		return true
+	})
+}
+
+func (o *Options) metricBound(k, op string, arg bson.RawValue, conj *[][]byte) {
+	switch arg.Type {
+	case bson.TypeDouble, bson.TypeInt32, bson.TypeInt64, bson.TypeDecimal128, bson.TypeString, bson.TypeDateTime:
+	default:
+		return
+	}
+	minF, maxF := "control.min."+k, "control.max."+k
+	cmp := func(field, c string) []byte {
+		idx, inner := bsoncore.AppendDocumentStart(nil)
+		inner = appendValue(inner, c, arg)
+		inner, _ = bsoncore.AppendDocumentEnd(inner, idx)
+		return elem(field, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: inner})
+	}
+	var preds [][]byte
+	switch op {
+	case "$eq":
+		preds = [][]byte{cmp(minF, "$lte"), cmp(maxF, "$gte")}
+	case "$gt", "$gte":
+		preds = [][]byte{cmp(maxF, op)}
+	case "$lt", "$lte":
+		preds = [][]byte{cmp(minF, op)}
+	default:
+		return
+	}
+	typeArr, _ := bson.Marshal(bson.D{{Key: minF, Value: bson.D{{Key: "$type", Value: "array"}}}})
+	aidx, arr := bsoncore.AppendArrayStart(nil)
+	arr = bsoncore.AppendDocumentElement(arr, "0", andOf(preds))
+	arr = bsoncore.AppendDocumentElement(arr, "1", typeArr)
+	arr, _ = bsoncore.AppendArrayEnd(arr, aidx)
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	out = bsoncore.AppendArrayElement(out, "$or", arr)
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	*conj = append(*conj, out)
 }
 
 // isMetaPath reports whether k is the metaField or a path below it.

@@ -211,13 +211,13 @@ func TestBucketFilter(t *testing.T) {
 	o := opts(t, true)
 	f, _ := bson.Marshal(bson.D{{Key: "m.s", Value: 1}, {Key: "v", Value: 3}, {Key: "t", Value: bson.D{{Key: "$gte", Value: bson.DateTime(7200000)}, {Key: "$lt", Value: bson.DateTime(10800000)}}}})
 	got := o.BucketFilter(f)
-	want := `{"$and": [{"meta.s": {"$numberInt":"1"}},{"control.max.t": {"$gte": {"$date":{"$numberLong":"7200000"}}}},{"control.min.t": {"$gt": {"$date":{"$numberLong":"3600000"}}}},{"control.min.t": {"$lt": {"$date":{"$numberLong":"10800000"}}}}]}`
+	want := `{"$and": [{"meta.s": {"$numberInt":"1"}},{"$or": [{"$and": [{"control.min.v": {"$lte": {"$numberInt":"3"}}},{"control.max.v": {"$gte": {"$numberInt":"3"}}}]},{"control.min.v": {"$type": "array"}}]},{"control.max.t": {"$gte": {"$date":{"$numberLong":"7200000"}}}},{"control.min.t": {"$gt": {"$date":{"$numberLong":"3600000"}}}},{"control.min.t": {"$lt": {"$date":{"$numberLong":"10800000"}}}}]}`
 	if got.String() != want {
 		t.Fatalf("BucketFilter = %s\nwant %s", got, want)
 	}
-	nf, _ := bson.Marshal(bson.D{{Key: "v", Value: 3}})
+	nf, _ := bson.Marshal(bson.D{{Key: "v.x", Value: 3}, {Key: "w", Value: nil}, {Key: "$expr", Value: true}})
 	if o.BucketFilter(nf) != nil {
-		t.Fatal("a filter on a measurement field translated")
+		t.Fatal("a filter on a dotted measurement path, null or $expr translated")
 	}
 }
 
