@@ -17,9 +17,11 @@ const maxPushdownDepth = 32
 // superset: the measurement filter still runs after unpacking), as
 // mongod's BucketSpec::createPredicatesOnBucketLevelField does for the
 // meta and time fields:
+//
 //   - a predicate on the metaField (or a path below it) applies to the
 //     bucket's meta unchanged but renamed, as does $or/$nor made only of
 //     such predicates;
+//
 //   - $gt/$gte/$lt/$lte/$eq (or equality) on the timeField against a date
 //     bounds control.min and control.max of the time field, including
 //     control.min > date - bucketMaxSpanSeconds so that the {meta, time}
