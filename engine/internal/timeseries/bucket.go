@@ -23,6 +23,10 @@ const (
 	MinCount      = 10
 	LargeMaxSize  = 16*1024*1024 - 4*1024*1024
 	maxBucketBSON = 16 * 1024 * 1024
+	// maxPositions bounds the measurement positions a bucket read from
+	// disk (or handed to $_internalUnpackBucket) may name, so unpacking a
+	// malformed bucket stays bounded.
+	maxPositions = MaxCount * 64
 )
 
 // Rollover reasons: why a measurement does not go into the open bucket.
@@ -320,7 +324,7 @@ func (o *Options) Decode(doc bson.Raw) (*Bucket, error) {
 			c = &column{}
 			bsonkit.ForEach(v.Value, func(ik string, iv bson.RawValue) bool {
 				n, e := strconv.Atoi(ik)
-				if e != nil || n < 0 || n > 1<<30 || (len(c.pos) > 0 && int32(n) <= c.pos[len(c.pos)-1]) {
+				if e != nil || n < 0 || n >= maxPositions || (len(c.pos) > 0 && int32(n) <= c.pos[len(c.pos)-1]) {
 					err = bad("column " + k + " has a bad index")
 					return false
 				}

@@ -243,7 +243,7 @@ func counter(b []byte) int64 { return int64(b[9])<<16 | int64(b[10])<<8 | int64(
 // returns errCorrupt.
 func decodeColumn(b []byte) (*column, error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > MaxCount*64 {
+	if k <= 0 || n > maxPositions {
 		return nil, errCorrupt
 	}
 	b = b[k:]
@@ -262,12 +262,12 @@ func decodeColumn(b []byte) (*column, error) {
 		prev := int64(-1)
 		for i := range c.pos {
 			g, k := binary.Uvarint(b)
-			if k <= 0 || g == 0 || g > 1<<30 {
+			if k <= 0 || g == 0 || g > maxPositions {
 				return nil, errCorrupt
 			}
 			b = b[k:]
 			prev += int64(g)
-			if prev > 1<<30 {
+			if prev >= maxPositions {
 				return nil, errCorrupt
 			}
 			c.pos[i] = int32(prev)
