@@ -88,6 +88,7 @@ func parseUnpackBucket(pc *parseCtx, spec bson.RawValue) (stage, error) {
 	return s, nil
 }
 
+// name returns the stage name.
 func (s *stageUnpackBucket) name() string { return "$_internalUnpackBucket" }
 
 // explain shows the stage as mongod 7.0 does, with the absorbed filter as
@@ -130,6 +131,8 @@ func (s *stageUnpackBucket) absorb(m *stageMatch) []stage {
 	return []stage{&stageMatch{spec: bf, filters: []*Filter{f}}, &n}
 }
 
+// open unpacks each bucket of in and passes the measurements that match
+// the eventFilter.
 func (s *stageUnpackBucket) open(_ context.Context, rc *runCtx, in Source) (Source, error) {
 	c := rc.exprCtx()
 	var u *timeseries.Unpacker

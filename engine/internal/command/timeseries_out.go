@@ -147,6 +147,7 @@ func sameBucketing(a, b *timeseries.Options) bool {
 	return a.TimeField == b.TimeField && a.MetaField == b.MetaField && ga == gb && a.MaxSpan == b.MaxSpan && a.Rounding == b.Rounding
 }
 
+// mustDoc marshals d, which cannot fail for the documents built here.
 func mustDoc(d bson.D) bson.Raw {
 	b, _ := bson.Marshal(d)
 	return b

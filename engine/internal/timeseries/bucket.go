@@ -121,6 +121,7 @@ func (o *Options) NewBucket(m Measurement) *Bucket {
 	return b
 }
 
+// mod is a modulo b in [0, b), for times before the epoch too.
 func mod(a, b int64) int64 {
 	m := a % b
 	if m < 0 {
@@ -129,6 +130,7 @@ func mod(a, b int64) int64 {
 	return m
 }
 
+// floorDiv is a / b rounded toward negative infinity.
 func floorDiv(a, b int64) int64 { return (a - mod(a, b)) / b }
 
 // Fits reports whether m can join b under o's closing rules, or why not:
@@ -211,6 +213,7 @@ func (o *Options) Add(b *Bucket, m Measurement) {
 	b.Size += len(m.Doc)
 }
 
+// dateValue is ms as a BSON date.
 func dateValue(ms int64) bson.RawValue {
 	return bson.RawValue{Type: bson.TypeDateTime, Value: binary.LittleEndian.AppendUint64(nil, uint64(ms))}
 }
@@ -260,6 +263,8 @@ func (b *Bucket) Doc(compressed bool) (bson.Raw, error) {
 	return out, nil
 }
 
+// appendBounds appends control.min or control.max (from m) in the order
+// of the data fields.
 func (b *Bucket) appendBounds(out []byte, name string, m map[string]bson.RawValue) []byte {
 	idx, out := bsoncore.AppendDocumentElementStart(out, name)
 	for _, f := range b.fields {

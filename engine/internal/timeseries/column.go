@@ -38,9 +38,12 @@ const (
 // mongod's tools. Tested by TestColumnRoundTrip.
 const ColumnSubtype = 0x80
 
+// errCorrupt is the error of a compressed column that does not decode.
 var errCorrupt = errors.New("timeseries: corrupt compressed column")
 
+// zig maps signed to unsigned integers, small magnitudes to small values.
 func zig(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+// unzig reverses zig.
 func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // encode returns the compressed form of c.
@@ -102,6 +105,7 @@ func (c *column) encodeValues() []byte {
 	return best
 }
 
+// intOf is the integer held by a date, int32 or int64 value.
 func intOf(v bson.RawValue) int64 {
 	switch v.Type {
 	case bson.TypeDateTime:
@@ -112,6 +116,8 @@ func intOf(v bson.RawValue) int64 {
 	return v.Int64()
 }
 
+// generic is the encoding any values allow: each value typed, with a
+// one-byte marker for a repeat of the previous one.
 func (c *column) generic() []byte {
 	out := []byte{kindGeneric}
 	for i, v := range c.vals {
@@ -125,6 +131,7 @@ func (c *column) generic() []byte {
 	return out
 }
 
+// integers encodes integers of one type as deltas (or deltas of deltas).
 func integers(kind byte, t bson.Type, ints []int64, dod bool) []byte {
 	out := []byte{kind, byte(t)}
 	seq := make([]int64, len(ints))
@@ -219,6 +226,8 @@ func scaled(vals []bson.RawValue) []byte {
 	return nil
 }
 
+// objectIDs encodes ObjectIds as deltas of their time and counter when
+// their process part repeats.
 func objectIDs(vals []bson.RawValue) []byte {
 	out := []byte{kindOID}
 	var prev []byte
@@ -237,6 +246,7 @@ func objectIDs(vals []bson.RawValue) []byte {
 	return out
 }
 
+// counter is the 3-byte counter of ObjectId bytes b.
 func counter(b []byte) int64 { return int64(b[9])<<16 | int64(b[10])<<8 | int64(b[11]) }
 
 // decodeColumn reverses encode. It never panics on corrupt input: it
@@ -302,6 +312,7 @@ func decodeColumn(b []byte) (*column, error) {
 	return c, nil
 }
 
+// decodeGeneric reads n values written by generic.
 func (c *column) decodeGeneric(b []byte, n int) error {
 	for range n {
 		if len(b) == 0 {
@@ -326,6 +337,7 @@ func (c *column) decodeGeneric(b []byte, n int) error {
 	return nil
 }
 
+// decodeIntegers reads n values written by integers.
 func (c *column) decodeIntegers(b []byte, n int, dod bool) error {
 	if len(b) == 0 {
 		return errCorrupt
@@ -362,6 +374,7 @@ func (c *column) decodeIntegers(b []byte, n int, dod bool) error {
 	return nil
 }
 
+// decodeScaled reads n values written by scaled.
 func (c *column) decodeScaled(b []byte, n int) error {
 	if len(b) == 0 || b[0] > 4 {
 		return errCorrupt
@@ -380,6 +393,7 @@ func (c *column) decodeScaled(b []byte, n int) error {
 	return nil
 }
 
+// decodeOIDs reads n values written by objectIDs.
 func (c *column) decodeOIDs(b []byte, n int) error {
 	var prev []byte
 	for range n {

@@ -98,6 +98,7 @@ func (o *Options) DefaultIndexKey() bson.D {
 	return bson.D{{Key: "meta", Value: int32(1)}, {Key: "control.min." + o.TimeField, Value: int32(1)}, {Key: "control.max." + o.TimeField, Value: int32(1)}}
 }
 
+// fmtKey renders a key pattern for error messages.
 func fmtKey(key bson.Raw) string {
 	var sb strings.Builder
 	sb.WriteString("{ ")

@@ -57,6 +57,7 @@ func andOf(conj [][]byte) bson.Raw {
 	return out
 }
 
+// itoa is strconv.Itoa for array indexes.
 func itoa(i int) string {
 	if i < 10 {
 		return string(rune('0' + i))
@@ -64,6 +65,7 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
+// translate adds the bucket-level predicates of filter to conj.
 func (o *Options) translate(filter []byte, conj *[][]byte, depth int) {
 	if depth > maxPushdownDepth {
 		return
@@ -107,6 +109,7 @@ func (o *Options) metricPredicates(k string, v bson.RawValue, conj *[][]byte) {
 	})
 }
 
+// metricBound adds the bucket-level form of {k: {op: arg}}.
 func (o *Options) metricBound(k, op string, arg bson.RawValue, conj *[][]byte) {
 	switch arg.Type {
 	case bson.TypeDouble, bson.TypeInt32, bson.TypeInt64, bson.TypeDecimal128, bson.TypeString, bson.TypeDateTime:
@@ -147,6 +150,7 @@ func (o *Options) isMetaPath(k string) bool {
 	return o.MetaField != "" && (k == o.MetaField || strings.HasPrefix(k, o.MetaField+"."))
 }
 
+// metaRename renames a meta path k to the bucket's meta.
 func (o *Options) metaRename(k string) string { return "meta" + k[len(o.MetaField):] }
 
 // metaOnlyLogical translates {$or|$nor: [...]} whose branches test only
@@ -200,6 +204,7 @@ func (o *Options) metaOnly(d []byte, depth int) ([]byte, bool) {
 	return out, true
 }
 
+// elem builds the one-field document {k: v}.
 func elem(k string, v bson.RawValue) []byte {
 	idx, out := bsoncore.AppendDocumentStart(nil)
 	out = appendValue(out, k, v)
@@ -224,6 +229,7 @@ func (o *Options) timePredicates(v bson.RawValue, conj *[][]byte) {
 	})
 }
 
+// timeBound adds the bucket-level bounds of {time: {op: d}}.
 func (o *Options) timeBound(op string, d int64, conj *[][]byte) {
 	minF, maxF := "control.min."+o.TimeField, "control.max."+o.TimeField
 	span := o.MaxSpan * 1000

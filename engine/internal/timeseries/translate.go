@@ -25,6 +25,7 @@ func (o *Options) TranslateQuery(filter bson.Raw) (bson.Raw, error) {
 	return out, nil
 }
 
+// notMeta is the error of an update or delete filter on another field.
 func (o *Options) notMeta() error {
 	return mongoerr.Newf(mongoerr.InvalidOptions, "Cannot perform an update or delete on a time-series collection when querying on a field that is not the metaField '%s'", o.MetaField)
 }

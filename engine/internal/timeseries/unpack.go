@@ -63,6 +63,7 @@ func (u *Unpacker) build(i int) (bson.Raw, bool) {
 	return out, true
 }
 
+// want reports whether field f is to be built.
 func (u *Unpacker) want(f string) bool { return u.keep == nil || u.keep(f) }
 
 // at returns field f of measurement i, advancing that column's cursor
@@ -83,6 +84,7 @@ func (u *Unpacker) at(f string, i int) (bson.RawValue, bool) {
 	return bson.RawValue{}, false
 }
 
+// appendValue appends the element k: v.
 func appendValue(out []byte, k string, v bson.RawValue) []byte {
 	return bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
 }
