@@ -42,7 +42,8 @@ const ColumnSubtype = 0x80
 var errCorrupt = errors.New("timeseries: corrupt compressed column")
 
 // zig maps signed to unsigned integers, small magnitudes to small values.
-func zig(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func zig(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
 // unzig reverses zig.
 func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
