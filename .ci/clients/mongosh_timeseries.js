@@ -41,5 +41,7 @@ check(bad === 2, "a measurement without its timeField is refused with 2, got " +
 tdb.weather.createIndex({ "metadata.sensorId": 1, timestamp: -1 });
 const keys = tdb.weather.getIndexes().map(ix => JSON.stringify(ix.key));
 check(keys.includes('{"metadata.sensorId":1,"timestamp":-1}'), "getIndexes shows the user's key: " + JSON.stringify(keys));
+const stats = tdb.weather.stats();
+check(stats.timeseries && stats.timeseries.bucketsNs === "ci_timeseries.system.buckets.weather" && stats.timeseries.bucketCount >= 1, "stats: " + JSON.stringify(stats.timeseries));
 tdb.dropDatabase();
 print("time series: ok");

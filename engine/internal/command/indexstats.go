@@ -116,6 +116,9 @@ func (r *Request) collStatsDoc(ns string, c *storage.Collection, spec bson.Raw) 
 				scale = n
 			}
 			st, err := r.Env.storageStats(c, scale)
+			if ts := r.Env.tsColl(ns); ts != nil {
+				st, err = r.Env.timeseriesStats(ts, scale)
+			}
 			if err != nil {
 				return nil, err
 			}
