@@ -350,3 +350,50 @@ func TestTimeseriesCatalogShape(t *testing.T) {
 		t.Fatalf("compressed column subtype %#x", st)
 	}
 }
+
+// TestTimeseriesReopensBucketsAfterRestart checks that a time series
+// survives Close/Open and that inserts after the restart go on filling
+// the open bucket of their series, as mongod 7.0 reopens buckets.
+func TestTimeseriesReopensBucketsAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	insert := func(db *mongo.Database, from int) {
+		var docs []any
+		for i := from; i < from+10; i++ {
+			docs = append(docs, bson.D{{Key: "t", Value: base.Add(time.Duration(i) * time.Second)}, {Key: "m", Value: bson.D{{Key: "s", Value: 1}}}, {Key: "v", Value: i}})
+		}
+		if _, err := db.Collection("ts").InsertMany(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() (*engine.DB, *mongo.Database) {
+		db, err := engine.Open(ctx, engine.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := testenv.Connect(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Disconnect(ctx) })
+		return db, client.Database("test")
+	}
+	db, tdb := open()
+	createTS(t, tdb, "ts")
+	insert(tdb, 0)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, tdb = open()
+	defer db.Close()
+	insert(tdb, 10)
+	bs := buckets(t, tdb, "ts")
+	if len(bs) != 1 {
+		t.Fatalf("%d buckets after the restart, want 1", len(bs))
+	}
+	if n, _ := tdb.Collection("ts").CountDocuments(ctx, bson.D{{Key: "m.s", Value: 1}}); n != 20 {
+		t.Fatalf("count = %d", n)
+	}
+}
