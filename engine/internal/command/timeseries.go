@@ -211,7 +211,7 @@ func tsCatalogOptions(o *timeseries.Options, expire *int64, body bson.Raw) (view
 		}
 	}
 	v := append(bson.D(nil), common...)
-	b := append(bson.D{}, common[:0]...)
+	b := bson.D{}
 	for _, e := range common {
 		if e.Key != "collation" {
 			b = append(b, e)

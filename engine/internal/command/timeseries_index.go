@@ -153,7 +153,7 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	return index.ParseSpec(out)
 }
 
-// timeseriesIndexes returns listIndexes' documents for a time series: the
+// indexDocs returns listIndexes' documents for a time series: the
 // indexes of its buckets other than _id, with their keys as the user
 // wrote them.
 func (ts *tsColl) indexDocs(c *storage.Collection) []bson.Raw {
@@ -190,7 +190,7 @@ func (r *Request) listTimeseriesIndexes(ctx context.Context, ts *tsColl, name st
 	return openCursor(ctx, r, r.DB+".$cmd.listIndexes."+name, &sliceSource{docs: ts.indexDocs(c)}, batchSize, false)
 }
 
-// timeseriesDropTarget translates dropIndexes' index argument for a time
+// dropTarget translates dropIndexes' index argument for a time
 // series: a key pattern becomes the buckets' key pattern (IndexNotFound
 // when it cannot be one).
 func (ts *tsColl) dropTarget(v bson.RawValue) (bson.RawValue, error) {
