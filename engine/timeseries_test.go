@@ -397,3 +397,36 @@ func TestTimeseriesReopensBucketsAfterRestart(t *testing.T) {
 		t.Fatalf("count = %d", n)
 	}
 }
+
+// TestTimeseriesNoMetaRangeUsesID checks that without a metaField a time
+// range scans the buckets' _id index, whose ObjectId timestamps are the
+// buckets' minimum times.
+func TestTimeseriesNoMetaRangeUsesID(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	if err := db.RunCommand(ctxT(t), bson.D{{Key: "create", Value: "ts"}, {Key: "timeseries", Value: bson.D{{Key: "timeField", Value: "t"}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var docs []any
+	for i := range 10000 {
+		docs = append(docs, bson.D{{Key: "t", Value: base.Add(time.Duration(i) * time.Second)}, {Key: "v", Value: i}})
+	}
+	if _, err := db.Collection("ts").InsertMany(ctxT(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	filter := bson.D{{Key: "t", Value: bson.D{{Key: "$gte", Value: base.Add(2 * time.Hour)}, {Key: "$lt", Value: base.Add(2*time.Hour + time.Minute)}}}}
+	n, err := db.Collection("ts").CountDocuments(ctxT(t), filter)
+	if err != nil || n != 60 {
+		t.Fatalf("count = %d, %v", n, err)
+	}
+	var ex bson.Raw
+	if err := db.RunCommand(ctxT(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "ts"}, {Key: "filter", Value: filter}}}, {Key: "verbosity", Value: "executionStats"}}).Decode(&ex); err != nil {
+		t.Fatal(err)
+	}
+	cursor := ex.Lookup("stages", "0", "$cursor").Document()
+	ix, _ := cursor.Lookup("queryPlanner", "winningPlan", "inputStage", "indexName").StringValueOK()
+	if ix != "_id_" || cursor.Lookup("executionStats", "totalDocsExamined").AsInt64() > 5 {
+		t.Fatalf("plan: %v", cursor.Lookup("queryPlanner", "winningPlan"))
+	}
+}

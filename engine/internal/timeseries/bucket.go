@@ -3,6 +3,7 @@ package timeseries
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -114,9 +115,11 @@ type Bucket struct {
 // the bucket rounding, its _id an ObjectId whose timestamp is that time.
 func (o *Options) NewBucket(m Measurement) *Bucket {
 	r := o.Rounding * 1000
-	min := m.Time - mod(m.Time, r)
-	b := &Bucket{Meta: m.Meta, MinTime: min, cols: map[string]*column{}, min: map[string]bson.RawValue{}, max: map[string]bson.RawValue{}}
-	binary.BigEndian.PutUint32(b.ID[:4], uint32(floorDiv(min, 1000)))
+	lo := m.Time - mod(m.Time, r)
+	b := &Bucket{Meta: m.Meta, MinTime: lo, cols: map[string]*column{}, min: map[string]bson.RawValue{}, max: map[string]bson.RawValue{}}
+	// The _id's timestamp is the minimum time in seconds, clamped to the
+	// ObjectId range so that _id bounds (idBound) stay supersets.
+	binary.BigEndian.PutUint32(b.ID[:4], uint32(min(max(floorDiv(lo, 1000), 0), math.MaxUint32)))
 	_, _ = rand.Read(b.ID[4:])
 	return b
 }

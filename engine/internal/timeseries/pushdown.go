@@ -1,6 +1,8 @@
 package timeseries
 
 import (
+	"encoding/binary"
+	"math"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -249,15 +251,36 @@ func (o *Options) timeBound(op string, d int64, conj *[][]byte) {
 		add(maxF, "$gte", d)
 		if lowOK {
 			add(minF, "$gt", d-span)
+			o.idBound("$gte", floorDiv(d-span, 1000), conj)
 		}
+		o.idBound("$lt", floorDiv(d, 1000)+1, conj)
 	case "$gt", "$gte":
 		add(maxF, op, d)
 		if lowOK {
 			add(minF, "$gt", d-span)
+			o.idBound("$gte", floorDiv(d-span, 1000), conj)
 		}
 	case "$lt", "$lte":
 		add(minF, op, d)
+		o.idBound("$lt", floorDiv(d, 1000)+1, conj)
 	}
+}
+
+// idBound adds, for a time series without metaField, a bound on the
+// buckets' _id, whose ObjectId timestamp is the bucket's minimum time in
+// seconds: the _id index then bounds a time range scan, as mongod's
+// clustered buckets do. cmp is $gte or $lt against the first ObjectId of
+// second sec; seconds outside the ObjectId range add nothing.
+func (o *Options) idBound(cmp string, sec int64, conj *[][]byte) {
+	if o.MetaField != "" || sec < 0 || sec > math.MaxUint32 {
+		return
+	}
+	var id bson.ObjectID
+	binary.BigEndian.PutUint32(id[:4], uint32(sec))
+	idx, inner := bsoncore.AppendDocumentStart(nil)
+	inner = bsoncore.AppendObjectIDElement(inner, cmp, id)
+	inner, _ = bsoncore.AppendDocumentEnd(inner, idx)
+	*conj = append(*conj, elem("_id", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: inner}))
 }
 
 // MetaOnlyFilter renames a filter that tests only the metaField to test
