@@ -27,7 +27,8 @@ const maxPushdownDepth = 32
 //   - $gt/$gte/$lt/$lte/$eq (or equality) on the timeField against a date
 //     bounds control.min and control.max of the time field, including
 //     control.min > date - bucketMaxSpanSeconds so that the {meta, time}
-//     index bounds the scan on both sides.
+//     index bounds the scan on both sides; without a metaField, also
+//     the buckets' _id (idBound), as mongod bounds its clustered _id;
 //
 //   - $gt/$gte/$lt/$lte/$eq on a top-level measurement field against a
 //     number, string or date bounds that field's control.min/max, or
