@@ -33,6 +33,7 @@ var forbidden = map[string][]string{
 	"engine/internal/projection": {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/update":     {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/expr":       {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/match", "engine/internal/update", "engine/internal/agg", "engine/internal/projection", "engine/internal/index"},
+	"engine/internal/timeseries": {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/agg", "engine/internal/match", "engine/internal/update", "engine/internal/index"},
 	"engine/internal/agg":        {"engine/internal/storage", "engine/internal/command", "engine/internal/server"},
 	"engine/internal/index":      {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/storage":    {"engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/match", "engine/internal/update"},

@@ -42,6 +42,10 @@ func optimize(ss []stage) []stage {
 // rewritePair rewrites two adjacent stages, returning the replacement.
 func rewritePair(a, b stage) ([]stage, bool) {
 	switch x := a.(type) {
+	case *stageUnpackBucket:
+		if y, ok := b.(*stageMatch); ok {
+			return x.absorb(y), true
+		}
 	case *stageMatch:
 		if y, ok := b.(*stageMatch); ok {
 			return []stage{mergeMatches(x, y)}, true

@@ -119,7 +119,7 @@ func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, err
 		}
 		return nil, mongoerr.Newf(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '%s'; a collection is required.", name)
 	}
-	if ns, ok := pl.Writes(); ok {
+	if ns, ok := pl.Writes(); ok && !r.Env.outToTimeseries(pl, ns) {
 		if err := (&aggHost{r: r}).checkTarget(ns); err != nil {
 			return nil, err
 		}

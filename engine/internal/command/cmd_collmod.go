@@ -24,6 +24,9 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ts := r.Env.tsColl(r.DB + "." + name); ts != nil {
+		return r.collModTimeseries(ctx, ts)
+	}
 	var ixSpec bson.Raw
 	validation := map[string]*bson.E{}
 	err = fields("collMod", r.Body, func(k string, v bson.RawValue) error {

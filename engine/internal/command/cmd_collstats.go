@@ -45,6 +45,9 @@ func runCollStats(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := r.DB + "." + name
+	if ts := r.Env.tsColl(ns); ts != nil {
+		return r.Env.timeseriesStats(ts, scale)
+	}
 	c := r.Env.Store.Collection(ns)
 	if c == nil {
 		return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "Collection [%s] not found.", ns)

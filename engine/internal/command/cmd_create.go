@@ -32,7 +32,11 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 		viewOn             string
 		pipeline           []bson.Raw
 		haveView, havePipe bool
+		tsVal, tsExpire    *bson.RawValue
 	)
+	if err := r.checkTimeseriesCreate(name); err != nil {
+		return nil, err
+	}
 	err = fields("create", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
 		case "storageEngine", "indexOptionDefaults":
@@ -75,7 +79,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 			}
 			return err
 		case "timeseries", "expireAfterSeconds":
-			return mongoerr.Newf(mongoerr.NotImplemented, "time series collections ('%s') are not supported yet", k)
+			tsVal, tsExpire = tsOption(k, v, tsVal, tsExpire)
 		case "viewOn":
 			s, err := wantString("create", k, v)
 			if err != nil {
@@ -111,6 +115,9 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tsVal != nil || tsExpire != nil {
+		return r.createTimeseriesOrFail(name, tsVal, tsExpire)
 	}
 	if havePipe && !haveView {
 		return nil, mongoerr.New(mongoerr.BadValue, "'pipeline' requires 'viewOn' to also be specified")

@@ -31,8 +31,17 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	ns := r.DB + "." + name
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		ts := r.Env.tsColl(ns)
 		for i, st := range parsed {
-			n, err := r.deleteOne(ctx, w, ns, st, b.let)
+			var (
+				n   int64
+				err error
+			)
+			if ts != nil {
+				n, err = r.deleteTimeseries(ctx, w, ts, st, b.let)
+			} else {
+				n, err = r.deleteOne(ctx, w, ns, st, b.let)
+			}
 			res.n += n
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})

@@ -35,6 +35,9 @@ func runDrop(ctx context.Context, r *Request) (bson.D, error) {
 			return nil
 		}
 		reply = bson.D{{Key: "nIndexesWas", Value: int32(len(c.Indexes))}, {Key: "ns", Value: ns}}
+		if err := dropTimeseriesBuckets(w, c); err != nil {
+			return err
+		}
 		return w.DropCollection(ns)
 	})
 	if err != nil {
@@ -111,6 +114,9 @@ func runRename(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	if from == to {
 		return nil, mongoerr.New(mongoerr.IllegalOperation, "Can't rename a collection to itself")
+	}
+	if err := r.Env.checkRenameTimeseries(from, to); err != nil {
+		return nil, err
 	}
 	if toDB, _ := storage.SplitNS(to); r.Env.Store.Collection(from) != nil {
 		if err := checkDBCase(r.Env.Store, toDB); err != nil {

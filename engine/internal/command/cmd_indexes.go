@@ -33,6 +33,9 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	if err := r.Env.notOnView(r.Name, r.DB+"."+name); err != nil {
 		return nil, err
 	}
+	if ts := r.Env.tsColl(r.DB + "." + name); ts != nil {
+		return r.createTimeseriesIndexes(ctx, ts)
+	}
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
@@ -196,6 +199,9 @@ func runListIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := r.DB + "." + name
+	if ts := r.Env.tsColl(ns); ts != nil {
+		return r.listTimeseriesIndexes(ctx, ts, name, batchSize)
+	}
 	c := r.Env.Store.Collection(ns)
 	if c == nil {
 		return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)
@@ -233,14 +239,23 @@ func runDropIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'dropIndexes.index' is missing but a required field")
 	}
 	ns := r.DB + "." + name
-	var was int
+	if ts := r.Env.tsColl(ns); ts != nil {
+		if target, err = ts.dropTarget(target); err != nil {
+			return nil, err
+		}
+		ns = ts.bucketsNS
+	}
+	was := 0
+	if ns != r.DB+"."+name {
+		was = -1 // the buckets' clustered _id is no index to mongod
+	}
 	var msg string
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns not found %s", ns)
 		}
-		was = len(c.Indexes)
+		was += len(c.Indexes)
 		names, all, err := dropTargets(c, target)
 		if err != nil {
 			return err

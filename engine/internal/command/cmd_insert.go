@@ -24,6 +24,9 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	docs, ordered, ns := b.items, b.ordered, r.DB+"."+b.coll
+	if ts := r.Env.tsColl(ns); ts != nil {
+		return r.insertTimeseries(ctx, ts, docs, ordered)
+	}
 	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
 		return nil, err
 	}

@@ -63,6 +63,9 @@ func runListCollections(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 func collectionInfo(c *storage.Collection, nameOnly bool) bson.Raw {
+	if d, ok := timeseriesInfo(c, nameOnly); ok {
+		return d
+	}
 	if viewOf(c) != nil {
 		d := bson.D{{Key: "name", Value: c.Name}, {Key: "type", Value: "view"}}
 		if !nameOnly {

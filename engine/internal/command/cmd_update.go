@@ -120,7 +120,9 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
 			err := caseErr
-			if !st.upsert || caseErr == nil {
+			if ts := r.Env.tsColl(ns); ts != nil {
+				err = r.updateTimeseries(ctx, w, ts, st, b.let, res)
+			} else if !st.upsert || caseErr == nil {
 				err = r.updateOne(ctx, w, ns, i, st, b.let, res)
 			}
 			if err != nil {

@@ -155,6 +155,9 @@ const outBatch = 1000
 // over it in one write, as $out does: readers see the old or the new
 // contents, never a mix. On error the temporary collection is dropped.
 func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Source) error {
+	if h.r.Env.tsColl(ns) != nil {
+		return h.ReplaceTimeseries(ctx, ns, nil, docs)
+	}
 	defer docs.Close()
 	if err := h.checkTarget(ns); err != nil {
 		return err

@@ -52,6 +52,10 @@ func (r *Request) statsSource(ns string, stages []bson.Raw) (source, error) {
 		filters = append(filters, f)
 	}
 	c := r.Env.Store.Collection(ns)
+	if ts := tsOf(c); ts != nil {
+		// A time series' figures are its buckets'.
+		c = r.Env.Store.Collection(ts.bucketsNS)
+	}
 	var docs []bson.Raw
 	switch {
 	case first.Key() == "$collStats":
@@ -112,6 +116,9 @@ func (r *Request) collStatsDoc(ns string, c *storage.Collection, spec bson.Raw) 
 				scale = n
 			}
 			st, err := r.Env.storageStats(c, scale)
+			if ts := r.Env.tsColl(ns); ts != nil {
+				st, err = r.Env.timeseriesStats(ts, scale)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -40,8 +40,10 @@ func (e *Env) ExpireTTL(ctx context.Context, now time.Time) (int64, error) {
 			total += n
 		}
 	}
+	n, err := e.expireTimeseries(ctx, now)
+	total += n
 	e.ttl.deleted.Add(total)
-	return total, nil
+	return total, err
 }
 
 func (e *Env) expireIndex(ctx context.Context, ns, name string, path []string, desc bool, cutoff time.Time) (int64, error) {

@@ -24,6 +24,9 @@ func (e *Env) view(ns string) *viewDef {
 
 // viewOf returns the view a catalog entry defines, or nil.
 func viewOf(c *storage.Collection) *viewDef {
+	if v := timeseriesView(c); v != nil {
+		return v
+	}
 	if c == nil || len(c.Options) == 0 {
 		return nil
 	}
@@ -50,6 +53,9 @@ func errOnView(cmd, ns string) error {
 
 // notOnView fails with CommandNotSupportedOnView (166) when ns is a view.
 func (e *Env) notOnView(cmd, ns string) error {
+	if tsCommands[cmd] && e.tsColl(ns) != nil {
+		return nil
+	}
 	if e.view(ns) != nil {
 		return errOnView(cmd, ns)
 	}

@@ -1,0 +1,206 @@
+package command
+
+import (
+	"context"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/index"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
+)
+
+// createTimeseriesIndexes runs createIndexes on a time series: each index
+// is translated to an index on the buckets (timeseries.BucketIndexKey)
+// and built there, with mongod 7.0's refusals: unique, text, TTL, and
+// sparse indexes on measurements (InvalidOptions).
+// https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-secondary-index/
+func (r *Request) createTimeseriesIndexes(ctx context.Context, ts *tsColl) (bson.D, error) {
+	var raws []bson.Raw
+	have := false
+	err := fields("createIndexes", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "indexes":
+			raws, err = docArray("createIndexes", k, v)
+			have = true
+		case "commitQuorum":
+		case "ignoreUnknownIndexOptions", "isTimeseriesNamespace":
+			_, err = wantBool("createIndexes", k, v)
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !have {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'createIndexes.indexes' is missing but a required field")
+	}
+	if len(raws) == 0 {
+		return nil, mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
+	}
+	specs := make([]index.Spec, len(raws))
+	for i, raw := range raws {
+		if specs[i], err = ts.bucketIndexSpec(raw); err != nil {
+			return nil, err
+		}
+		if specs[i].Name == "" {
+			return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'createIndexes.indexes.name' is missing but a required field")
+		}
+	}
+	var before, after int
+	err = r.Env.Store.Write(func(w *storage.Writer) error {
+		c := w.Collection(ts.bucketsNS)
+		if c == nil {
+			return mongoerr.Newf(mongoerr.NamespaceNotFound, "Could not find time-series buckets collection %s", ts.bucketsNS)
+		}
+		before = len(c.Indexes) - 1
+		for _, sp := range specs {
+			c = w.Collection(ts.bucketsNS)
+			exists, err := indexConflict(c, sp)
+			if err != nil {
+				return err
+			}
+			if exists {
+				continue
+			}
+			if len(c.Indexes) >= maxIndexes {
+				return mongoerr.Newf(mongoerr.CannotCreateIndex, "add index fails, too many indexes for %s", ts.bucketsNS)
+			}
+			if _, err := w.CreateIndex(ts.bucketsNS, sp); err != nil {
+				return writeErr(err)
+			}
+		}
+		after = len(w.Collection(ts.bucketsNS).Indexes) - 1
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	reply := bson.D{{Key: "numIndexesBefore", Value: int32(before)}, {Key: "numIndexesAfter", Value: int32(after)}, {Key: "createdCollectionAutomatically", Value: false}}
+	if before == after {
+		reply = append(reply, bson.E{Key: "note", Value: "all indexes already exist"})
+	}
+	return reply, nil
+}
+
+// bucketIndexSpec translates one index spec of the time series into the
+// spec of its index on the buckets.
+func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
+	key, ok := raw.Lookup("key").DocumentOK()
+	if !ok {
+		return index.ParseSpec(raw) // the regular error
+	}
+	if on, _ := asBool(raw.Lookup("unique")); on {
+		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "Unique indexes are not supported on time-series collections")
+	}
+	measurement := false
+	var keyErr error
+	bsonkit.ForEach(key, func(k string, v bson.RawValue) bool {
+		if s, ok := v.StringValueOK(); ok && s == "text" {
+			keyErr = mongoerr.New(mongoerr.InvalidOptions, "Text indexes are not supported on time-series collections")
+			return false
+		}
+		if k != ts.opts.TimeField && !(ts.opts.MetaField != "" && (k == ts.opts.MetaField || len(k) > len(ts.opts.MetaField) && k[:len(ts.opts.MetaField)+1] == ts.opts.MetaField+".")) {
+			measurement = true
+		}
+		return true
+	})
+	if keyErr != nil {
+		return index.Spec{}, keyErr
+	}
+	if on, _ := asBool(raw.Lookup("sparse")); on && measurement {
+		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "Sparse indexes are not supported on time-series measurements")
+	}
+	if _, err := raw.LookupErr("expireAfterSeconds"); err == nil {
+		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on time-series collections require a partialFilterExpression on the metaField")
+	}
+	bkey, err := ts.opts.BucketIndexKey(key)
+	if err != nil {
+		return index.Spec{}, err
+	}
+	idx, out := bsoncore.AppendDocumentStart(nil)
+	var perr error
+	bsonkit.ForEach(raw, func(k string, v bson.RawValue) bool {
+		switch k {
+		case "key":
+			out = bsoncore.AppendDocumentElement(out, k, bkey)
+		case "partialFilterExpression":
+			d, ok := v.DocumentOK()
+			if !ok {
+				out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+				return true
+			}
+			t, ok := ts.opts.MetaOnlyFilter(d)
+			if !ok {
+				perr = mongoerr.New(mongoerr.InvalidOptions, "Partial indexes on time-series collections are only supported on the metaField")
+				return false
+			}
+			out = bsoncore.AppendDocumentElement(out, k, t)
+		default:
+			out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+		}
+		return true
+	})
+	if perr != nil {
+		return index.Spec{}, perr
+	}
+	out, _ = bsoncore.AppendDocumentEnd(out, idx)
+	return index.ParseSpec(out)
+}
+
+// indexDocs returns listIndexes' documents for a time series: the
+// indexes of its buckets other than _id, with their keys as the user
+// wrote them.
+func (ts *tsColl) indexDocs(c *storage.Collection) []bson.Raw {
+	var docs []bson.Raw
+	for _, ix := range c.Indexes {
+		if ix.Name == "_id_" {
+			continue
+		}
+		ukey, ok := ts.opts.UserIndexKey(ix.Key())
+		if !ok {
+			continue
+		}
+		idx, out := bsoncore.AppendDocumentStart(nil)
+		bsonkit.ForEach(ix.Spec, func(k string, v bson.RawValue) bool {
+			if k == "key" {
+				out = bsoncore.AppendDocumentElement(out, k, ukey)
+			} else {
+				out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+			}
+			return true
+		})
+		out, _ = bsoncore.AppendDocumentEnd(out, idx)
+		docs = append(docs, out)
+	}
+	return docs
+}
+
+// listTimeseriesIndexes answers listIndexes on a time series.
+func (r *Request) listTimeseriesIndexes(ctx context.Context, ts *tsColl, name string, batchSize int64) (bson.D, error) {
+	c := r.Env.Store.Collection(ts.bucketsNS)
+	if c == nil {
+		return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ts.ns)
+	}
+	return openCursor(ctx, r, r.DB+".$cmd.listIndexes."+name, &sliceSource{docs: ts.indexDocs(c)}, batchSize, false)
+}
+
+// dropTarget translates dropIndexes' index argument for a time
+// series: a key pattern becomes the buckets' key pattern (IndexNotFound
+// when it cannot be one).
+func (ts *tsColl) dropTarget(v bson.RawValue) (bson.RawValue, error) {
+	key, ok := v.DocumentOK()
+	if !ok {
+		return v, nil
+	}
+	bkey, err := ts.opts.BucketIndexKey(key)
+	if err != nil {
+		return v, mongoerr.Newf(mongoerr.IndexNotFound, "can't find index with key: %s", formatDoc(key))
+	}
+	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}, nil
+}
