@@ -62,7 +62,7 @@ func (r *Request) updateTimeseries(ctx context.Context, w *storage.Writer, ts *t
 		if err != nil {
 			return err
 		}
-		_, changed, err := applyUpdate(ctx, w, bq, up, row, now)
+		_, changed, err := r.updateRow(ctx, w, bq, up, row, now)
 		if err != nil {
 			return err
 		}
