@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -451,7 +452,8 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 // when it scans one path's own keys.
 func (b *builder) coveredBy(ix *indexInfo, a *assignment) bool {
 	p := b.proj
-	if !p.present || !p.simple || !p.inclusion || ix.multikey || ix.spec.Sparse {
+	if !p.present || !p.simple || !p.inclusion || ix.multikey || ix.spec.Sparse || ix.coll != nil {
+		// A collated index holds sort keys, not the strings.
 		return false
 	}
 	if ix.wild != nil && (ix.wild.prefixOnly || a.dedup) {
@@ -484,6 +486,10 @@ func (b *builder) coveredBy(ix *indexInfo, a *assignment) bool {
 // those) must be a prefix of the remaining index fields, all in the
 // index's direction or all reversed, none multikey (ESR).
 func (b *builder) sortDir(ix *indexInfo, bounds []oil) (int, bool) {
+	if !collation.Equal(ix.coll, ix.qcoll) {
+		// The index orders strings under another collation.
+		return 0, false
+	}
 	sortPaths := b.q.Sort.Paths()
 	dirs := sortDirections(b.q.SortSpec)
 	isPoint := func(f int) bool { return len(bounds[f]) == 1 && bounds[f][0].isPoint() }
