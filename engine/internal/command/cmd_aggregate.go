@@ -25,6 +25,7 @@ type aggregateParams struct {
 	allowDiskUse *bool
 	hint         bson.RawValue
 	let          bson.Raw // unevaluated: agg evaluates it with the pipeline's scope
+	collation    collationArg
 }
 
 // ns returns the aggregated namespace ("db.$cmd.aggregate" for
@@ -71,7 +72,7 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 			// Accepted: no validators exist yet, so there is nothing to bypass.
 			_, err = wantBool("aggregate", k, v)
 		case "collation":
-			err = checkCollation(v)
+			p.collation, err = r.parseCollationArg(v)
 		case "explain":
 			p.explain, err = wantBool("aggregate", k, v)
 		case "hint":
@@ -107,6 +108,7 @@ func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, err
 		DB: p.db, Coll: p.coll, Let: p.let, AllowDiskUse: allow,
 		TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
 		Now: r.start, ClusterTime: r.Env.clock.current(), Explain: explain,
+		Collation: r.collationFor(r.Env.Store.Collection(p.db+"."+p.coll), p.collation),
 	})
 	if err != nil {
 		return nil, err
