@@ -139,5 +139,3 @@ func docArray(cmd, field string, v bson.RawValue) ([]bson.Raw, error) {
 	}
 	return out, nil
 }
-
-

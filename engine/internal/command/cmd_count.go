@@ -139,8 +139,8 @@ func int32OrLong(n int64) any {
 
 // distinctParams are the fields of a distinct command.
 type distinctParams struct {
-	ns     string
-	key    string
+	ns        string
+	key       string
 	filter    bson.Raw
 	hint      bson.RawValue
 	collation collationArg

@@ -51,7 +51,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 
 // deleteStmt is one entry of a delete command's deletes array.
 type deleteStmt struct {
-	filter bson.Raw
+	filter    bson.Raw
 	limit     int64
 	hint      bson.RawValue
 	collation bson.RawValue
