@@ -351,7 +351,7 @@ func (s *ixScan) boundsDoc() bson.D {
 			if rev {
 				iv = o[len(o)-1-j].reversed()
 			}
-			arr = append(arr, iv.String())
+			arr = append(arr, iv.format(s.ix.coll != nil))
 		}
 		d = append(d, bson.E{Key: s.ix.paths[i], Value: arr})
 	}
