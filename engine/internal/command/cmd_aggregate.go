@@ -100,6 +100,11 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 
 // pipeline parses and optimises p's pipeline for r.
 func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, error) {
+	if r.Env.view(p.ns()) != nil {
+		if _, err := r.viewCollation(p.ns(), p.collation); err != nil {
+			return nil, err
+		}
+	}
 	allow := r.Env.params.Bool("allowDiskUseByDefault")
 	if p.allowDiskUse != nil {
 		allow = *p.allowDiskUse

@@ -146,3 +146,28 @@ func inheritCollation(c *storage.Collection, sp index.Spec) index.Spec {
 	sp.Collation = v.Document()
 	return sp
 }
+
+// viewCollation returns the collation an operation on the view ns runs
+// under: the view's default. A command collation other than the view's
+// is OptionNotSupportedOnView (167), as in mongod.
+// https://www.mongodb.com/docs/v7.0/core/views/#collation-behavior
+func (r *Request) viewCollation(ns string, a collationArg) (*collation.Collator, error) {
+	vc := r.Env.ext().defaultCollation(r.Env.Store.Collection(ns))
+	if a.given && !collation.Equal(a.coll, vc) {
+		return nil, mongoerr.New(mongoerr.OptionNotSupportedOnView, "Cannot override a view's default collation")
+	}
+	return vc, nil
+}
+
+// splitViewCollation separates create's collation option, which a view
+// keeps as its default collation, from the other options.
+func splitViewCollation(opts bson.D) (other, coll bson.D) {
+	for _, e := range opts {
+		if e.Key == "collation" {
+			coll = append(coll, e)
+		} else {
+			other = append(other, e)
+		}
+	}
+	return other, coll
+}
