@@ -41,6 +41,20 @@ type state struct {
 }
 
 // New builds a collator for a parsed spec.
+//
+// Divergence: x/text/collate (CLDR root and tailorings of its own CLDR
+// version) stands in for ICU 57.1; it has no caseFirst, maxVariable or
+// normalization settings, so New emulates them: caseFirst "upper" orders
+// the tertiary level on the case-swapped string, "lower" orders as "off"
+// (lower case first already); maxVariable "space" with alternate
+// "shifted" drops white space below the quaternary level (x/text's own
+// shifted handling, used for "punct", makes punctuation and spaces
+// ignorable); caseLevel inserts one weight per letter between the
+// secondary and tertiary levels; strength 5 appends the NFD code points;
+// text is always normalised (normalization: false is echoed, not
+// obeyed). Equal-under-collation results match ICU for the common cases
+// (TestCompareStrengths); orders of rare tertiary and punctuation cases
+// may differ.
 func New(s Spec) *Collator {
 	c := &Collator{spec: s, doc: s.Document()}
 	lang, variant := icuToBCP47(s.Locale)

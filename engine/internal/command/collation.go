@@ -39,7 +39,13 @@ func (r *Request) parseCollationArg(v bson.RawValue) (collationArg, error) {
 }
 
 // stmtCollation resolves a write statement's collation option (kept as
-// sent; Type 0 when absent) against coll into env.
+// sent; Type 0 when absent) against coll into env: it selects the
+// documents.
+//
+// Divergence: the update document's own comparisons ($addToSet, $pull,
+// $min, $max, $push's $sort) stay under the simple collation
+// (TestCollationDivergences); mongod applies the statement's collation to
+// them too.
 func (r *Request) stmtCollation(coll *storage.Collection, v bson.RawValue, env *match.Env) error {
 	var a collationArg
 	if v.Type != 0 {
