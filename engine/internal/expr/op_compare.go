@@ -33,7 +33,8 @@ func opCompare(out func(int) bson.RawValue) parseFunc {
 }
 
 // compareValues orders two values as the aggregation value comparator
-// does under the simple collation.
+// does under the simple collation ($sortArray and the set operators;
+// comparisons and $in use Ctx.Collation).
 func compareValues(a, b bson.RawValue) int {
 	return bsonkit.Compare(a, b)
 }
