@@ -93,3 +93,14 @@ func hasRegex(p *expr, depth int) bool {
 	}
 	return false
 }
+
+// idCollationMatches reports whether the _id index has the query's
+// collation, which IDHACK requires (mongod's isIdHackEligibleQuery).
+func (b *builder) idCollationMatches() bool {
+	for _, ix := range b.ixs {
+		if ix.spec.Name == "_id_" {
+			return collation.Equal(ix.coll, b.q.Collation)
+		}
+	}
+	return false
+}

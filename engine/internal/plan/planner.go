@@ -206,7 +206,7 @@ func (b *builder) planCandidates() ([]*candidate, error) {
 		return []*candidate{b.collScan()}, nil
 	}
 	if hint == nil {
-		if id, ok := idHackValue(b.q.Filter); ok && b.q.Coll != nil && len(b.q.Coll.Indexes) > 0 {
+		if id, ok := idHackValue(b.q.Filter); ok && b.q.Coll != nil && len(b.q.Coll.Indexes) > 0 && b.idCollationMatches() {
 			return []*candidate{b.idHack(id)}, nil
 		}
 	}
@@ -368,7 +368,7 @@ func (b *builder) collScan() *candidate {
 
 func (b *builder) idHack(id bson.RawValue) *candidate {
 	c := &candidate{id: "IDHACK", summary: "IDHACK", indexes: []string{"_id_"}}
-	var root stage = newIDHack(b.env, id)
+	var root stage = newIDHack(b.env, bsonkit.CollationKeyed(id, b.q.Collation))
 	if b.proj.present {
 		root = &projStage{env: b.env, child: root, kind: b.proj.stageName(false), spec: b.q.Projection}
 	}
