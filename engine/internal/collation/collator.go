@@ -73,8 +73,12 @@ func New(s Spec) *Collator {
 		ext = append(ext, "kn-true")
 	}
 	levels := [...]string{1: "level1", 2: "level2", 3: "level3", 4: "level4", 5: "level4"}
-	c.tag = language.Make(lang + "-u-" + strings.Join(append(ext, "ks-"+levels[s.Strength]), "-"))
-	c.baseTag = language.Make(lang + "-u-" + strings.Join(append(ext, "ks-"+levels[min(s.Strength, 2)]), "-"))
+	sep := "-u-"
+	if strings.Contains(lang, "-u-") {
+		sep = "-"
+	}
+	c.tag = language.Make(lang + sep + strings.Join(append(ext, "ks-"+levels[s.Strength]), "-"))
+	c.baseTag = language.Make(lang + sep + strings.Join(append(ext, "ks-"+levels[min(s.Strength, 2)]), "-"))
 	c.swapCase = s.CaseFirst == "upper"
 	return c
 }
