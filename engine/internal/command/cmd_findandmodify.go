@@ -158,6 +158,9 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 			return err
 		}
 		filterer = q
+		if u != nil {
+			u = updaterWithCollation(u, q.collation)
+		}
 		var found *row
 		if q.coll != nil {
 			rows, err := q.rows(ctx, w.Reader(), r.queryEnv())

@@ -163,6 +163,7 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if err != nil {
 		return err
 	}
+	u = updaterWithCollation(u, q.collation)
 	if q.coll != nil {
 		rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 		if err != nil {

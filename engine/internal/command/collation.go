@@ -40,12 +40,7 @@ func (r *Request) parseCollationArg(v bson.RawValue) (collationArg, error) {
 
 // stmtCollation resolves a write statement's collation option (kept as
 // sent; Type 0 when absent) against coll into env: it selects the
-// documents.
-//
-// Divergence: the update document's own comparisons ($addToSet, $pull,
-// $min, $max, $push's $sort) stay under the simple collation
-// (TestCollationDivergences); mongod applies the statement's collation to
-// them too.
+// documents, and updaterWithCollation gives it to the update's operators.
 func (r *Request) stmtCollation(coll *storage.Collection, v bson.RawValue, env *match.Env) error {
 	var a collationArg
 	if v.Type != 0 {
@@ -176,4 +171,14 @@ func splitViewCollation(opts bson.D) (other, coll bson.D) {
 		}
 	}
 	return other, coll
+}
+
+// updaterWithCollation makes an update document's operators compare
+// under the statement's collation (update.WithCollation); pipeline
+// updates are unchanged.
+func updaterWithCollation(u updater, c *collation.Collator) updater {
+	if d, ok := u.(docUpdater); ok && c != nil {
+		return docUpdater{d.u.WithCollation(c)}
+	}
+	return u
 }
