@@ -222,8 +222,8 @@ func validDeep(doc bson.Raw, depth int) error {
 // collation), as the statement's collation makes them in mongod. u is
 // not changed.
 //
-// Divergence: $pull with query conditions and $push's $sort still compare
-// under the simple collation.
+// Divergence: $pull with query conditions still compares under the
+// simple collation.
 func (u *Update) WithCollation(c *collation.Collator) *Update {
 	cp := *u
 	cp.coll = c
