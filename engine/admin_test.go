@@ -147,7 +147,7 @@ func TestCommandErrors(t *testing.T) {
 		{"unknown getParameter", "admin", bson.D{{Key: "getParameter", Value: 1}, {Key: "noSuchParam", Value: 1}}, 72, "InvalidOptions"},
 		{"getMore unknown cursor", "test", bson.D{{Key: "getMore", Value: int64(12345)}, {Key: "collection", Value: "c"}}, 43, "CursorNotFound"},
 		{"apiVersion", "test", bson.D{{Key: "ping", Value: 1}, {Key: "apiVersion", Value: "2"}}, 322, "APIVersionError"},
-		{"non-simple collation", "test", bson.D{{Key: "find", Value: "c"}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "fr"}}}}, 238, "NotImplemented"},
+		{"unknown collation locale", "test", bson.D{{Key: "find", Value: "c"}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "xx"}}}}, 2, "BadValue"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ var forbidden = map[string][]string{
 	"engine/internal/mongoerr":   {"engine/internal/"},
 	"engine/internal/wire":       {"engine/internal/"},
 	"engine/internal/regex":      {"engine/internal/bsonkit", "engine/internal/keystring", "engine/internal/match", "engine/internal/order", "engine/internal/projection", "engine/internal/update", "engine/internal/expr", "engine/internal/agg", "engine/internal/index", "engine/internal/storage", "engine/internal/plan", "engine/internal/command", "engine/internal/server"},
+	"engine/internal/collation":  {"engine/internal/bsonkit", "engine/internal/keystring", "engine/internal/match", "engine/internal/order", "engine/internal/projection", "engine/internal/update", "engine/internal/expr", "engine/internal/agg", "engine/internal/index", "engine/internal/storage", "engine/internal/plan", "engine/internal/command", "engine/internal/server"},
 	"engine/internal/bsonkit":    {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/match", "engine/internal/update", "engine/internal/plan"},
 	"engine/internal/keystring":  {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan"},
 	"engine/internal/match":      {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/update"},

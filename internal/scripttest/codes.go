@@ -86,6 +86,7 @@ var codeNames = map[int32]string{
 	352:   "UnsupportedOpQueryCommand",
 	10107: "NotWritablePrimary",
 	13297: "DatabaseDifferCase",
+	174:   "IncompatibleCollationVersion",
 	10334: "BSONObjectTooLarge",
 	11000: "DuplicateKey",
 	11601: "Interrupted",

@@ -3,6 +3,7 @@ package agg
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -130,6 +131,18 @@ func registerUnary(name string, newState func() valueState) {
 		if err != nil {
 			return nil, err
 		}
-		return func(*expr.Ctx) (accumulator, error) { return &simpleAccum{e: e, state: newState()}, nil }, nil
+		return func(c *expr.Ctx) (accumulator, error) {
+			st := newState()
+			if cs, ok := st.(collated); ok && c != nil {
+				cs.setCollation(c.Collation)
+			}
+			return &simpleAccum{e: e, state: st}, nil
+		}, nil
 	})
+}
+
+// collated is a value state whose comparisons follow the collation
+// ($min, $max, $addToSet).
+type collated interface {
+	setCollation(c *collation.Collator)
 }

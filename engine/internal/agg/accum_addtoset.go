@@ -3,6 +3,7 @@ package agg
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -16,16 +17,19 @@ func init() {
 // an unspecified order, so scripts sort them.
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/addToSet/
 type groupSet struct {
+	coll  *collation.Collator
 	seen  map[string]bool
 	vals  []bson.RawValue
 	bytes int64
 }
 
+func (a *groupSet) setCollation(c *collation.Collator) { a.coll = c }
+
 func (a *groupSet) add(v bson.RawValue) error {
 	if v.Type == 0 {
 		return nil
 	}
-	k := keyOf(v)
+	k := keyOfWith(v, a.coll)
 	if a.seen[k] {
 		return nil
 	}

@@ -3,6 +3,7 @@ package agg
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 )
 
@@ -31,6 +32,13 @@ type exprAccum struct{ s valueState }
 
 // Add folds one value.
 func (a exprAccum) Add(v bson.RawValue) error { return a.s.add(v) }
+
+// SetCollation makes a $min or $max state compare strings under c.
+func (a exprAccum) SetCollation(c *collation.Collator) {
+	if cs, ok := a.s.(collated); ok {
+		cs.setCollation(c)
+	}
+}
 
 // Result returns the folded value.
 func (a exprAccum) Result() (bson.RawValue, error) { return a.s.result() }

@@ -4,6 +4,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 )
 
@@ -18,13 +19,16 @@ func init() {
 type groupMinMax struct {
 	sign int
 	v    bson.RawValue
+	coll *collation.Collator
 }
+
+func (a *groupMinMax) setCollation(c *collation.Collator) { a.coll = c }
 
 func (a *groupMinMax) add(v bson.RawValue) error {
 	if expr.IsNullish(v) {
 		return nil
 	}
-	if a.v.Type == 0 || bsonkit.Compare(v, a.v)*a.sign > 0 {
+	if a.v.Type == 0 || bsonkit.CompareWith(v, a.v, a.coll)*a.sign > 0 {
 		a.v = v
 	}
 	return nil

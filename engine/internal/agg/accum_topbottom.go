@@ -73,7 +73,11 @@ func parseTopBottom(pc *parseCtx, name string, arg bson.RawValue, d *expr.Deps) 
 		if err != nil {
 			return nil, err
 		}
-		return &groupTop{name: name, n: n, single: single, bottom: bottom, ord: ord, out: outE}, nil
+		o := ord
+		if c != nil && c.Collation != nil {
+			o = ord.WithCollation(c.Collation)
+		}
+		return &groupTop{name: name, n: n, single: single, bottom: bottom, ord: o, out: outE}, nil
 	}, nil
 }
 

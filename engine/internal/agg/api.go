@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // Source yields documents one at a time. Next returns (nil, nil) at the
@@ -29,6 +31,8 @@ type Query struct {
 	Fields []string // top-level-or-dotted paths the rest needs; nil = whole document
 	Sample int64    // >0: a leading $sample of this size (host may use a random cursor)
 	Hint   bson.RawValue
+	// Collation is the collation the query runs under (nil: simple).
+	Collation *collation.Collator
 }
 
 // Host is the database as seen by a pipeline; the command layer
@@ -73,6 +77,9 @@ type Options struct {
 	Now          time.Time
 	ClusterTime  bson.Timestamp
 	Explain      bool
+	// Collation compares strings in $match, $sort, $group keys,
+	// expressions and $lookup matching (nil: the simple collation).
+	Collation *collation.Collator
 }
 
 // Limits are the memory limits, in bytes, of the blocking stages; a zero

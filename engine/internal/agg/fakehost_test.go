@@ -34,7 +34,7 @@ func (h *fakeHost) Open(ctx context.Context, ns string, q Query) (Source, error)
 	docs := h.colls[ns]
 	var out []bson.Raw
 	if len(q.Filter) > 0 {
-		f, c, err := NewFilter(q.Filter, q.Let)
+		f, c, err := NewFilter(q.Filter, q.Let, q.Collation)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func (h *fakeHost) Insert(ctx context.Context, ns string, docs []bson.Raw) error
 }
 
 func (h *fakeHost) Update(ctx context.Context, ns string, q, u bson.RawValue, let bson.Raw, upsert, multi bool) (int64, bool, error) {
-	f, c, err := NewFilter(q.Document(), let)
+	f, c, err := NewFilter(q.Document(), let, nil)
 	if err != nil {
 		return 0, false, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
@@ -42,7 +43,7 @@ type logicalNode struct {
 // compileFilter compiles filter in scope sc, where the user variables
 // vars are visible; now is the run's $$NOW.
 func compileFilter(filter bson.Raw, sc *expr.Scope, vars []letVar, now time.Time) (*Filter, error) {
-	env := match.Env{Now: now}
+	env := match.Env{Now: now, Collation: sc.Collation()}
 	if len(vars) > 0 {
 		b := expr.NewDocBuilder()
 		for _, v := range vars {
@@ -134,7 +135,7 @@ func (f *Filter) compileDoc(n *filterNode, d bson.Raw, sc *expr.Scope, depth int
 		nrest++
 	}
 	if nrest > 0 {
-		m, err := match.Compile(rest.Doc())
+		m, err := match.CompileEnv(rest.Doc(), match.Env{Collation: sc.Collation()})
 		if err != nil {
 			return err
 		}
@@ -154,8 +155,9 @@ func wrapArray(key string, v bson.RawValue) bson.Raw {
 // NewFilter compiles a query filter whose $expr may read the variables of
 // let (evaluated constants, as Query.Let carries them), for hosts and
 // tests that run a Query's filter outside package match.
-func NewFilter(filter, let bson.Raw) (*Filter, *expr.Ctx, error) {
+func NewFilter(filter, let bson.Raw, coll *collation.Collator) (*Filter, *expr.Ctx, error) {
 	sc := expr.NewScope()
+	sc.SetCollation(coll)
 	type bind struct {
 		slot int
 		v    bson.RawValue

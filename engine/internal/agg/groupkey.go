@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // maxKeyDepth bounds the nesting keyOf follows; BSON nesting is already
@@ -22,7 +23,16 @@ func keyOf(v bson.RawValue) string {
 	return string(appendKey(nil, v, 0))
 }
 
-func appendKey(b []byte, v bson.RawValue, depth int) []byte {
+func appendKey(b []byte, v bson.RawValue, depth int) []byte { return appendKeyWith(b, v, depth, nil) }
+
+// keyOfWith is keyOf with strings encoded by their sort key under coll,
+// so values equal under the collation share a key (nil: simple).
+func keyOfWith(v bson.RawValue, coll *collation.Collator) string {
+	return string(appendKeyWith(nil, v, 0, coll))
+}
+
+// appendKeyWith appends v's key, strings by their sort key under coll.
+func appendKeyWith(b []byte, v bson.RawValue, depth int, coll *collation.Collator) []byte {
 	if v.Type == 0 {
 		v = bson.RawValue{Type: bson.TypeNull}
 	}
@@ -40,6 +50,11 @@ func appendKey(b []byte, v bson.RawValue, depth int) []byte {
 		if v.Type == bson.TypeSymbol {
 			s = v.Symbol()
 		}
+		if coll != nil {
+			k := coll.Key(s)
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			return append(b, k...)
+		}
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		return append(b, s...)
 	case bson.TypeEmbeddedDocument:
@@ -47,14 +62,14 @@ func appendKey(b []byte, v bson.RawValue, depth int) []byte {
 			k := el.Key()
 			b = binary.AppendUvarint(b, uint64(len(k))+1)
 			b = append(b, k...)
-			b = appendKey(b, el.Value(), depth+1)
+			b = appendKeyWith(b, el.Value(), depth+1, coll)
 		}
 		return append(b, 0)
 	case bson.TypeArray:
 		vals, _ := v.Array().Values()
 		for _, el := range vals {
 			b = append(b, 1)
-			b = appendKey(b, el, depth+1)
+			b = appendKeyWith(b, el, depth+1, coll)
 		}
 		return append(b, 0)
 	}

@@ -44,6 +44,7 @@ func Parse(stages []bson.Raw, opts Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{opts: opts}
 	sc := expr.NewScope()
+	sc.SetCollation(opts.Collation)
 	pc := &parseCtx{opts: &p.opts, scope: sc, where: inTop}
 	vars, names, err := evalLet(opts.Let, pc, &p.opts)
 	if err != nil {
@@ -57,6 +58,7 @@ func Parse(stages []bson.Raw, opts Options) (*Pipeline, error) {
 	}
 	ss = optimize(ss)
 	p.plan = split(ss, true)
+	p.query.Collation = opts.Collation
 	if len(p.query.Filter) > 0 && hasExpr(p.query.Filter, 0) && (&runCtx{vars: p.vars, names: p.names}).letMissing() {
 		// A missing let value cannot travel in Query.Let: the $match runs
 		// here.
@@ -95,7 +97,7 @@ func evalLet(let bson.Raw, pc *parseCtx, opts *Options) ([]bson.RawValue, []letV
 		}
 		defs = append(defs, def{el.Key(), e})
 	}
-	c := &expr.Ctx{Vars: make([]bson.RawValue, pc.scope.Slots()), Now: opts.Now, ClusterTime: opts.ClusterTime}
+	c := &expr.Ctx{Vars: make([]bson.RawValue, pc.scope.Slots()), Now: opts.Now, ClusterTime: opts.ClusterTime, Collation: opts.Collation}
 	var names []letVar
 	for _, d := range defs {
 		v, err := d.e.Eval(c)

@@ -175,7 +175,7 @@ type runCtx struct {
 
 // exprCtx returns a fresh evaluation context with the run's variables.
 func (rc *runCtx) exprCtx() *expr.Ctx {
-	c := &expr.Ctx{Vars: append([]bson.RawValue(nil), rc.vars...), Now: rc.opts.Now, ClusterTime: rc.opts.ClusterTime}
+	c := &expr.Ctx{Vars: append([]bson.RawValue(nil), rc.vars...), Now: rc.opts.Now, ClusterTime: rc.opts.ClusterTime, Collation: rc.opts.Collation}
 	for len(c.Vars) < 2 {
 		c.Vars = append(c.Vars, bson.RawValue{})
 	}

@@ -154,7 +154,7 @@ func (s *stageGraphLookup) search(ctx context.Context, rc *runCtx, c *expr.Ctx, 
 		if v.Type == 0 {
 			return
 		}
-		k := keyOf(v)
+		k := keyOfWith(v, rc.opts.Collation)
 		if _, ok := frontier[k]; !ok {
 			frontier[k] = v
 			bytes += valueSize(v)
@@ -194,7 +194,7 @@ func (s *stageGraphLookup) search(ctx context.Context, rc *runCtx, c *expr.Ctx, 
 		if err != nil {
 			return nil, err
 		}
-		src, err := rc.host.Open(ctx, ns, Query{Filter: filter})
+		src, err := rc.host.Open(ctx, ns, Query{Filter: filter, Collation: rc.opts.Collation})
 		if err != nil {
 			return nil, err
 		}

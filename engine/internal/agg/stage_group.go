@@ -171,7 +171,7 @@ func (g *groupRun) consume(ctx context.Context, in Source, st *stageStats) (Sour
 		if err != nil {
 			return nil, err
 		}
-		g.kbuf = appendKey(g.kbuf[:0], id, 0)
+		g.kbuf = appendKeyWith(g.kbuf[:0], id, 0, g.c.Collation)
 		gr := g.groups[string(g.kbuf)]
 		if gr == nil {
 			k := string(g.kbuf)

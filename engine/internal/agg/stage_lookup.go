@@ -278,6 +278,7 @@ func (s *stageLookup) matches(ctx context.Context, rc *runCtx, c *expr.Ctx, doc 
 		if len(q.Filter) > 0 {
 			q.Let = src.letDoc()
 		}
+		q.Collation = rc.opts.Collation
 		if in, err = rc.host.Open(ctx, nsOf(rc.opts.DB, s.from), q); err != nil {
 			return nil, err
 		}
@@ -288,7 +289,9 @@ func (s *stageLookup) matches(ctx context.Context, rc *runCtx, c *expr.Ctx, doc 
 	}
 	if s.hasLocalJoin && sub.source {
 		// $documents as the foreign side: filter here.
-		f, err := compileFilter(s.joinFilter(doc), expr.NewScope(), nil, rc.opts.Now)
+		sc := expr.NewScope()
+		sc.SetCollation(rc.opts.Collation)
+		f, err := compileFilter(s.joinFilter(doc), sc, nil, rc.opts.Now)
 		if err != nil {
 			out.Close()
 			return nil, err

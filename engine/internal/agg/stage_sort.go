@@ -22,7 +22,7 @@ type stageSort struct {
 
 // parseSort parses $sort: 15973 when the spec is not a document, 15976
 // when it is empty, then order's codes.
-func parseSort(_ *parseCtx, spec bson.RawValue) (stage, error) {
+func parseSort(pc *parseCtx, spec bson.RawValue) (stage, error) {
 	doc, ok := spec.DocumentOK()
 	if !ok {
 		return nil, mongoerr.New(mongoerr.Code(15973), "the $sort key specification must be an object")
@@ -37,6 +37,7 @@ func parseSort(_ *parseCtx, spec bson.RawValue) (stage, error) {
 	if _, nat := o.Natural(); nat {
 		return nil, mongoerr.New(mongoerr.Code(17312), "$meta is the only expression supported by $sort right now")
 	}
+	o = o.WithCollation(pc.opts.Collation)
 	return &stageSort{spec: doc, ord: o}, nil
 }
 

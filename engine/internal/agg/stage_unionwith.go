@@ -113,6 +113,7 @@ func (s *stageUnionWith) open(_ context.Context, rc *runCtx, in Source) (Source,
 				if len(q.Filter) > 0 {
 					q.Let = rc.letDoc()
 				}
+				q.Collation = rc.opts.Collation
 				if src, err = rc.host.Open(ctx, nsOf(rc.opts.DB, s.coll), q); err != nil {
 					return nil, err
 				}

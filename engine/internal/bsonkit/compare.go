@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // Compare orders a and b as mongod's woCompare does under the simple
@@ -18,7 +20,13 @@ import (
 // arrays likewise; binData by length, then subtype, then bytes; regexes by
 // pattern, then flags; timestamps unsigned; dates signed. Missing (the zero
 // RawValue) equals undefined. Both arguments must be valid BSON (I1).
-func Compare(a, b bson.RawValue) int {
+func Compare(a, b bson.RawValue) int { return CompareWith(a, b, nil) }
+
+// CompareWith is Compare under collation c: strings and symbols, also
+// inside documents and arrays, compare with c (nil is the simple,
+// binary collation); field names and everything else compare as Compare
+// does, as mongod's BSONElement comparison with a StringDataComparator.
+func CompareWith(a, b bson.RawValue, c *collation.Collator) int {
 	ca, cb := CanonicalType(a.Type), CanonicalType(b.Type)
 	if ca != cb {
 		return cmp3(ca, cb)
@@ -29,9 +37,12 @@ func Compare(a, b bson.RawValue) int {
 	case bson.TypeDouble, bson.TypeInt32, bson.TypeInt64, bson.TypeDecimal128:
 		return CompareNumbers(a, b)
 	case bson.TypeString, bson.TypeSymbol:
+		if c != nil {
+			return c.Compare(stringOf(a), stringOf(b))
+		}
 		return strings.Compare(stringOf(a), stringOf(b))
 	case bson.TypeEmbeddedDocument, bson.TypeArray:
-		return CompareDocs(a.Value, b.Value)
+		return CompareDocsWith(a.Value, b.Value, c)
 	case bson.TypeBinary:
 		la := int32(binary.LittleEndian.Uint32(a.Value))
 		lb := int32(binary.LittleEndian.Uint32(b.Value))
@@ -90,7 +101,10 @@ func boolInt(b bool) int {
 
 // CompareDocs orders two documents (or two arrays, given as their document
 // bytes) as mongod's BSONObj::woCompare with field names considered.
-func CompareDocs(a, b []byte) int {
+func CompareDocs(a, b []byte) int { return CompareDocsWith(a, b, nil) }
+
+// CompareDocsWith is CompareDocs with string values compared under c.
+func CompareDocsWith(a, b []byte, c *collation.Collator) int {
 	ra, rb := body(a), body(b)
 	for {
 		ea, resta, oka := bsoncore.ReadElement(ra)
@@ -105,14 +119,14 @@ func CompareDocs(a, b []byte) int {
 		}
 		va, vb := ea.Value(), eb.Value()
 		ta, tb := bson.Type(va.Type), bson.Type(vb.Type)
-		if c := cmp3(CanonicalType(ta), CanonicalType(tb)); c != 0 {
-			return c
+		if r := cmp3(CanonicalType(ta), CanonicalType(tb)); r != 0 {
+			return r
 		}
-		if c := bytes.Compare(ea.KeyBytes(), eb.KeyBytes()); c != 0 {
-			return c
+		if r := bytes.Compare(ea.KeyBytes(), eb.KeyBytes()); r != 0 {
+			return r
 		}
-		if c := Compare(bson.RawValue{Type: ta, Value: va.Data}, bson.RawValue{Type: tb, Value: vb.Data}); c != 0 {
-			return c
+		if r := CompareWith(bson.RawValue{Type: ta, Value: va.Data}, bson.RawValue{Type: tb, Value: vb.Data}, c); r != 0 {
+			return r
 		}
 		ra, rb = resta, restb
 	}
@@ -120,6 +134,9 @@ func CompareDocs(a, b []byte) int {
 
 // Equal reports whether a and b compare equal (Compare(a, b) == 0).
 func Equal(a, b bson.RawValue) bool { return Compare(a, b) == 0 }
+
+// EqualWith reports whether a and b compare equal under collation c.
+func EqualWith(a, b bson.RawValue, c *collation.Collator) bool { return CompareWith(a, b, c) == 0 }
 
 // body returns the element bytes of a document: without the length prefix
 // and the trailing zero. It returns nil for anything shorter than 5 bytes.

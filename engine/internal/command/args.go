@@ -139,20 +139,3 @@ func docArray(cmd, field string, v bson.RawValue) ([]bson.Raw, error) {
 	}
 	return out, nil
 }
-
-// checkCollation accepts the simple collation and rejects every other one:
-// collation-aware comparison is not built yet.
-func checkCollation(v bson.RawValue) error {
-	d, ok := v.DocumentOK()
-	if !ok {
-		return mongoerr.Newf(mongoerr.TypeMismatch, "collation must be an object")
-	}
-	loc, err := d.LookupErr("locale")
-	if err != nil {
-		return mongoerr.New(mongoerr.Code(40414), "BSON field 'locale' is missing but a required field")
-	}
-	if s, _ := loc.StringValueOK(); s == "simple" {
-		return nil
-	}
-	return mongoerr.New(mongoerr.NotImplemented, "only the simple collation is supported; other collations are not implemented yet")
-}

@@ -25,6 +25,7 @@ type aggregateParams struct {
 	allowDiskUse *bool
 	hint         bson.RawValue
 	let          bson.Raw // unevaluated: agg evaluates it with the pipeline's scope
+	collation    collationArg
 }
 
 // ns returns the aggregated namespace ("db.$cmd.aggregate" for
@@ -70,7 +71,7 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 		case "bypassDocumentValidation":
 			r.bypassValidation, err = wantBool("aggregate", k, v)
 		case "collation":
-			err = checkCollation(v)
+			p.collation, err = r.parseCollationArg(v)
 		case "explain":
 			p.explain, err = wantBool("aggregate", k, v)
 		case "hint":
@@ -98,6 +99,11 @@ func parseAggregate(r *Request) (*aggregateParams, error) {
 
 // pipeline parses and optimises p's pipeline for r.
 func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, error) {
+	if r.Env.view(p.ns()) != nil {
+		if _, err := r.viewCollation(p.ns(), p.collation); err != nil {
+			return nil, err
+		}
+	}
 	allow := r.Env.params.Bool("allowDiskUseByDefault")
 	if p.allowDiskUse != nil {
 		allow = *p.allowDiskUse
@@ -106,6 +112,7 @@ func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, err
 		DB: p.db, Coll: p.coll, Let: p.let, AllowDiskUse: allow,
 		TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
 		Now: r.start, ClusterTime: r.Env.clock.current(), Explain: explain,
+		Collation: r.collationFor(r.Env.Store.Collection(p.db+"."+p.coll), p.collation),
 	})
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ type countParams struct {
 	filter      bson.Raw
 	skip, limit int64
 	hint        bson.RawValue
+	collation   collationArg
 }
 
 // parseCount parses a count command's fields.
@@ -54,7 +55,7 @@ func parseCount(r *Request) (*countParams, error) {
 		case "hint":
 			p.hint = v
 		case "collation":
-			err = checkCollation(v)
+			p.collation, err = r.parseCollationArg(v)
 		case "fields", "readConcern", "query_settings":
 		default:
 			return errUnknown
@@ -70,7 +71,9 @@ func parseCount(r *Request) (*countParams, error) {
 // query compiles p's filter and hint against the collection as it is now.
 func (p *countParams) query(r *Request) (*query, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, count: true}
-	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
+	env := r.matchEnv(nil)
+	env.Collation = r.collationFor(q.coll, p.collation)
+	if err := q.setFilter(p.filter, env); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()
@@ -136,10 +139,11 @@ func int32OrLong(n int64) any {
 
 // distinctParams are the fields of a distinct command.
 type distinctParams struct {
-	ns     string
-	key    string
-	filter bson.Raw
-	hint   bson.RawValue
+	ns        string
+	key       string
+	filter    bson.Raw
+	hint      bson.RawValue
+	collation collationArg
 }
 
 // parseDistinct parses a distinct command's fields.
@@ -164,7 +168,7 @@ func parseDistinct(r *Request) (*distinctParams, error) {
 		case "hint":
 			p.hint = v
 		case "collation":
-			err = checkCollation(v)
+			p.collation, err = r.parseCollationArg(v)
 		default:
 			return errUnknown
 		}
@@ -190,7 +194,9 @@ func (p *distinctParams) query(r *Request) (*query, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint, distinct: p.key}
 	// mongod plans a distinct as a find projecting the key alone.
 	q.projSpec, _ = bson.Marshal(bson.D{{Key: "_id", Value: 0}, {Key: p.key, Value: 1}})
-	if err := q.setFilter(p.filter, r.matchEnv(nil)); err != nil {
+	env := r.matchEnv(nil)
+	env.Collation = r.collationFor(q.coll, p.collation)
+	if err := q.setFilter(p.filter, env); err != nil {
 		return nil, err
 	}
 	return q, q.resolveHint()
@@ -242,10 +248,11 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(vals, bsonkit.Compare)
+	cmp := func(a, b bson.RawValue) int { return bsonkit.CompareWith(a, b, q.collation) }
+	slices.SortStableFunc(vals, cmp)
 	out := bson.A{}
 	for i, v := range vals {
-		if i > 0 && bsonkit.Compare(vals[i-1], v) == 0 {
+		if i > 0 && cmp(vals[i-1], v) == 0 {
 			continue
 		}
 		out = append(out, v)

@@ -53,7 +53,8 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 				return mongoerr.New(mongoerr.BadValue, "The field 'key' for an _id index must be {_id: 1}, but got "+d.String())
 			}
 		case "collation":
-			if err := checkCollation(v); err != nil {
+			var err error
+			if opts, err = createCollationOption(opts, v); err != nil {
 				return err
 			}
 		case "changeStreamPreAndPostImages":

@@ -60,9 +60,10 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 
 // deleteStmt is one entry of a delete command's deletes array.
 type deleteStmt struct {
-	filter bson.Raw
-	limit  int64
-	hint   bson.RawValue
+	filter    bson.Raw
+	limit     int64
+	hint      bson.RawValue
+	collation bson.RawValue
 }
 
 // parseDeleteStmt parses one entry of a delete command's deletes array.
@@ -93,6 +94,7 @@ func parseDeleteStmt(raw bson.Raw) (deleteStmt, error) {
 		case "hint":
 			st.hint = v
 		case "collation":
+			st.collation = v
 			if err := checkCollation(v); err != nil {
 				return st, err
 			}
@@ -111,7 +113,10 @@ func parseDeleteStmt(raw bson.Raw) (deleteStmt, error) {
 
 // query compiles st's filter and hint against coll (nil: the collection
 // does not exist); the filter's $expr reads env.
-func (st deleteStmt) query(coll *storage.Collection, env match.Env) (*query, error) {
+func (st deleteStmt) query(r *Request, coll *storage.Collection, env match.Env) (*query, error) {
+	if err := r.stmtCollation(coll, st.collation, &env); err != nil {
+		return nil, err
+	}
 	q := &query{coll: coll, limit: st.limit, hint: st.hint}
 	if err := q.setFilter(st.filter, env); err != nil {
 		return nil, err
@@ -122,7 +127,7 @@ func (st deleteStmt) query(coll *storage.Collection, env match.Env) (*query, err
 // deleteOne runs one delete statement inside w and returns how many
 // documents it deleted.
 func (r *Request) deleteOne(ctx context.Context, w *storage.Writer, ns string, st deleteStmt, let bson.Raw) (int64, error) {
-	q, err := st.query(w.Collection(ns), r.matchEnv(let))
+	q, err := st.query(r, w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return 0, err
 	}

@@ -319,14 +319,14 @@ func parseWriteExplain(r *Request) (*writeExplain, error) {
 			if err != nil {
 				return nil, err
 			}
-			q, err := st.query(coll, r.matchEnv(b.let))
+			q, err := st.query(r, coll, r.matchEnv(b.let))
 			return &writeExplain{q: q, del: true}, err
 		}
 		st, err := parseUpdateStmt(b.items[0])
 		if err != nil {
 			return nil, err
 		}
-		q, err := st.query(coll, r.matchEnv(b.let))
+		q, err := st.query(r, coll, r.matchEnv(b.let))
 		if err != nil {
 			return nil, err
 		}
@@ -337,6 +337,6 @@ func parseWriteExplain(r *Request) (*writeExplain, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := p.query(r.Env.Store.Collection(p.ns), r.matchEnv(p.let))
+	q, err := p.query(r, r.Env.Store.Collection(p.ns), r.matchEnv(p.let))
 	return &writeExplain{q: q, u: p.u, upsert: p.upsert, del: p.remove}, err
 }

@@ -30,6 +30,7 @@ type findParams struct {
 	let                        bson.Raw // evaluated
 	showRecordId, returnKey    bool
 	min, max                   bson.Raw
+	collation                  collationArg
 }
 
 // parseFind parses a find command's fields.
@@ -61,7 +62,7 @@ func parseFind(r *Request) (*findParams, error) {
 		case "hint":
 			p.hint = v
 		case "collation":
-			err = checkCollation(v)
+			p.collation, err = r.parseCollationArg(v)
 		case "allowDiskUse":
 			var b bool
 			b, err = wantBool("find", k, v)
@@ -103,7 +104,9 @@ func parseFind(r *Request) (*findParams, error) {
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
 	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey, min: p.min, max: p.max}
-	if err := q.setFilter(p.filter, r.matchEnv(p.let)); err != nil {
+	env := r.matchEnv(p.let)
+	env.Collation = r.collationFor(q.coll, p.collation)
+	if err := q.setFilter(p.filter, env); err != nil {
 		return nil, nil, err
 	}
 	if err := q.setSort(p.sortSpec); err != nil {

@@ -28,6 +28,7 @@ type findAndModifyParams struct {
 	let                          bson.Raw               // evaluated
 	u                            updater                // nil for remove
 	proj                         *projection.Projection // nil for none
+	collation                    bson.RawValue
 }
 
 // parseFindAndModify parses a findAndModify command's fields and
@@ -69,6 +70,7 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 		case "hint":
 			p.hint = v
 		case "collation":
+			p.collation = v
 			err = checkCollation(v)
 		case "bypassDocumentValidation":
 			r.bypassValidation, err = wantSafeBool("findAndModify", k, v)
@@ -116,7 +118,10 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 
 // query compiles p's filter, sort and hint against coll (nil: the
 // collection does not exist); findAndModify selects one document.
-func (p *findAndModifyParams) query(coll *storage.Collection, env match.Env) (*query, error) {
+func (p *findAndModifyParams) query(r *Request, coll *storage.Collection, env match.Env) (*query, error) {
+	if err := r.stmtCollation(coll, p.collation, &env); err != nil {
+		return nil, err
+	}
 	q := &query{coll: coll, limit: 1, hint: p.hint}
 	if err := q.setFilter(p.filter, env); err != nil {
 		return nil, err
@@ -148,11 +153,14 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		filterer *query
 	)
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		q, err := p.query(w.Collection(ns), r.matchEnv(p.let))
+		q, err := p.query(r, w.Collection(ns), r.matchEnv(p.let))
 		if err != nil {
 			return err
 		}
 		filterer = q
+		if u != nil {
+			u = updaterWithCollation(u, q.collation)
+		}
 		var found *row
 		if q.coll != nil {
 			rows, err := q.rows(ctx, w.Reader(), r.queryEnv())

@@ -94,6 +94,7 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		before = len(c.Indexes)
 		for _, sp := range specs {
 			c = w.Collection(ns)
+			sp = inheritCollation(c, sp)
 			exists, err := indexConflict(c, sp)
 			if err != nil {
 				return err
@@ -134,7 +135,7 @@ func indexConflict(c *storage.Collection, sp index.Spec) (exists bool, err error
 	for _, ix := range c.Indexes {
 		have := ix.Def.Spec()
 		sameKey := sameKey(have.Key, sp.Key)
-		samePartial := bytes.Equal(have.PartialFilterExpression, sp.PartialFilterExpression)
+		samePartial := bytes.Equal(have.PartialFilterExpression, sp.PartialFilterExpression) && bytes.Equal(have.Collation, sp.Collation)
 		switch {
 		case have.Name == sp.Name && sameKey && sameOptions(have, sp):
 			return true, nil
@@ -159,7 +160,7 @@ func sameOptions(a, b index.Spec) bool {
 	}
 	return a.Unique == b.Unique && a.Sparse == b.Sparse && a.Hidden == b.Hidden &&
 		bytes.Equal(a.PartialFilterExpression, b.PartialFilterExpression) &&
-		bytes.Equal(a.WildcardProjection, b.WildcardProjection) &&
+		bytes.Equal(a.WildcardProjection, b.WildcardProjection) && bytes.Equal(a.Collation, b.Collation) &&
 		ttl(a.ExpireAfterSeconds) == ttl(b.ExpireAfterSeconds)
 }
 

@@ -82,7 +82,7 @@ func collectionInfo(c *storage.Collection, nameOnly bool) bson.Raw {
 				{Key: "readOnly", Value: false},
 				{Key: "uuid", Value: bson.Binary{Subtype: bson.TypeBinaryUUID, Data: c.UUID[:]}},
 			}},
-			bson.E{Key: "idIndex", Value: storage.IDIndexSpec})
+			bson.E{Key: "idIndex", Value: idIndexDoc(c)})
 	}
 	b, _ := bson.Marshal(d)
 	return b

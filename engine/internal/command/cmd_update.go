@@ -25,6 +25,7 @@ type updateStmt struct {
 	arrayFilters []bson.Raw
 	hint         bson.RawValue
 	c            bson.Raw // constants of a pipeline update, read as $$name
+	collation    bson.RawValue
 }
 
 // parseUpdateStmt parses one entry of an update command's updates array.
@@ -56,6 +57,7 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 		case "hint":
 			s.hint = v
 		case "collation":
+			s.collation = v
 			err = checkCollation(v)
 		case "c":
 			s.c, err = wantDoc("update.updates", k, v)
@@ -79,7 +81,10 @@ func parseUpdateStmt(d bson.Raw) (updateStmt, error) {
 // query compiles st's filter and hint against coll (nil: the collection
 // does not exist); a single update selects at most one document. The
 // filter's $expr reads env.
-func (st updateStmt) query(coll *storage.Collection, env match.Env) (*query, error) {
+func (st updateStmt) query(r *Request, coll *storage.Collection, env match.Env) (*query, error) {
+	if err := r.stmtCollation(coll, st.collation, &env); err != nil {
+		return nil, err
+	}
 	q := &query{coll: coll, hint: st.hint}
 	if !st.multi {
 		q.limit = 1
@@ -156,10 +161,11 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 	if st.multi && u.isReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
-	q, err := st.query(w.Collection(ns), r.matchEnv(let))
+	q, err := st.query(r, w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return err
 	}
+	u = updaterWithCollation(u, q.collation)
 	if q.coll != nil {
 		rows, err := q.rows(ctx, w.Reader(), r.queryEnv())
 		if err != nil {

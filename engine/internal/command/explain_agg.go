@@ -129,7 +129,9 @@ func aggregateSections(ctx context.Context, r *Request, p *aggregateParams, verb
 // hostQuery compiles an agg.Query on ns.
 func hostQuery(r *Request, ns string, q agg.Query) (*query, error) {
 	qq := &query{coll: r.Env.Store.Collection(ns), skip: q.Skip, limit: q.Limit, hint: q.Hint}
-	if err := qq.setFilter(q.Filter, r.matchEnv(q.Let)); err != nil {
+	env := r.matchEnv(q.Let)
+	env.Collation = q.Collation
+	if err := qq.setFilter(q.Filter, env); err != nil {
 		return nil, err
 	}
 	if err := qq.setSort(q.Sort); err != nil {

@@ -69,7 +69,7 @@ func (h *aggHost) openView(ctx context.Context, v *viewDef, q agg.Query) (agg.So
 		// Explain shows the query on the collection under the view.
 		h.rec.ns = v.viewOn
 	}
-	p, err := agg.Parse(stages, agg.Options{DB: db, Coll: coll, AllowDiskUse: true, Limits: h.r.Env.aggLimits(), TempDir: h.r.Env.tempDir(), Now: h.r.start, ClusterTime: h.r.Env.clock.current()})
+	p, err := agg.Parse(stages, agg.Options{DB: db, Coll: coll, AllowDiskUse: true, Limits: h.r.Env.aggLimits(), TempDir: h.r.Env.tempDir(), Now: h.r.start, ClusterTime: h.r.Env.clock.current(), Collation: q.Collation})
 	if err != nil {
 		return nil, err
 	}

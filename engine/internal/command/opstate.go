@@ -21,6 +21,9 @@ type envExt struct {
 	rate     float64
 	profSize map[string]int64 // system.profile ns → approximate bytes
 	ixStats  map[string]map[string]*indexUse
+	// collators caches one *collation.Collator per normalised spec
+	// (collation.go).
+	collators sync.Map
 }
 
 // indexUse counts the executed plans that read one index ($indexStats).

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/order"
@@ -48,6 +49,9 @@ type query struct {
 	// (DISTINCT_SCAN, COUNT_SCAN).
 	distinct string
 	count    bool
+	// collation is the collation the filter was compiled with; the sort
+	// and the planner use it too (nil: simple).
+	collation *collation.Collator
 }
 
 // row is a document with its record id.
@@ -72,7 +76,7 @@ func (q *query) setFilter(filter bson.Raw, env match.Env) error {
 	if err != nil {
 		return err
 	}
-	q.filterRaw, q.filter = filter, f
+	q.filterRaw, q.filter, q.collation = filter, f, env.Collation
 	return nil
 }
 
@@ -90,7 +94,7 @@ func (q *query) setSort(spec bson.Raw) error {
 		return nil
 	}
 	if o.Len() > 0 {
-		q.sort, q.sortSpec = o, spec
+		q.sort, q.sortSpec = o.WithCollation(q.collation), spec
 	}
 	return nil
 }
@@ -185,6 +189,7 @@ func (q *query) planQuery(qe *queryEnv) *plan.Query {
 		},
 		NoCache:  qe.explain,
 		Distinct: q.distinct, Count: q.count, Min: q.min, Max: q.max,
+		Collation: q.collation,
 	}
 	if q.count {
 		// The COUNT stage above the plan skips and limits (countWindow),

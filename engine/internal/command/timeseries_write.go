@@ -40,7 +40,7 @@ func (r *Request) updateTimeseries(ctx context.Context, w *storage.Writer, ts *t
 	if err != nil {
 		return err
 	}
-	bq, err := bst.query(w.Collection(ts.bucketsNS), r.matchEnv(let))
+	bq, err := bst.query(r, w.Collection(ts.bucketsNS), r.matchEnv(let))
 	if err != nil || bq.coll == nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (r *Request) deleteTimeseries(ctx context.Context, w *storage.Writer, ts *t
 		return 0, err
 	}
 	bst := deleteStmt{filter: ts.opts.BucketFilter(orEmpty(st.filter))}
-	bq, err := bst.query(w.Collection(ts.bucketsNS), r.matchEnv(nil))
+	bq, err := bst.query(r, w.Collection(ts.bucketsNS), r.matchEnv(nil))
 	if err != nil || bq.coll == nil {
 		return 0, err
 	}

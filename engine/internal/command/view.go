@@ -71,6 +71,7 @@ func (r *Request) viewOptions(name, viewOn string, pipeline []bson.Raw, other bs
 	if viewOn == "" {
 		return nil, mongoerr.New(mongoerr.BadValue, "'viewOn' cannot be empty")
 	}
+	other, viewColl := splitViewCollation(other)
 	if len(other) > 0 {
 		return nil, mongoerr.Newf(mongoerr.InvalidOptions, "option '%s' is not supported when creating a view", other[0].Key)
 	}
@@ -100,5 +101,5 @@ func (r *Request) viewOptions(name, viewOn string, pipeline []bson.Raw, other bs
 	for _, s := range pipeline {
 		arr = append(arr, s)
 	}
-	return bson.D{{Key: "viewOn", Value: viewOn}, {Key: "pipeline", Value: arr}}, nil
+	return append(bson.D{{Key: "viewOn", Value: viewOn}, {Key: "pipeline", Value: arr}}, viewColl...), nil
 }

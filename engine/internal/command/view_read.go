@@ -14,11 +14,16 @@ import (
 
 // viewPipeline runs stages over the view ns (the host prepends the view's
 // own pipeline) with the command's evaluated let.
-func (r *Request) viewPipeline(ctx context.Context, ns string, stages []bson.Raw, let bson.Raw) (agg.Source, error) {
+func (r *Request) viewPipeline(ctx context.Context, ns string, stages []bson.Raw, let bson.Raw, ca collationArg) (agg.Source, error) {
 	db, coll := splitNS(ns)
+	vc, err := r.viewCollation(ns, ca)
+	if err != nil {
+		return nil, err
+	}
 	pl, err := agg.Parse(stages, agg.Options{
 		DB: db, Coll: coll, Let: literalLet(let), AllowDiskUse: r.Env.params.Bool("allowDiskUseByDefault"),
 		TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(), Now: r.start, ClusterTime: r.Env.clock.current(),
+		Collation: vc,
 	})
 	if err != nil {
 		return nil, err
@@ -59,7 +64,7 @@ func stage(name string, v bson.RawValue) bson.Raw {
 // the view's pipeline, then $match, $sort, $skip, $limit and $project.
 // https://www.mongodb.com/docs/v7.0/core/views/#behavior
 func (r *Request) findOnView(ctx context.Context, p *findParams) (bson.D, error) {
-	src, err := r.viewPipeline(ctx, p.ns, p.viewStages(), p.let)
+	src, err := r.viewPipeline(ctx, p.ns, p.viewStages(), p.let, p.collation)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +157,7 @@ func (r *Request) countOnView(ctx context.Context, p *countParams) (bson.D, erro
 	if p.limit > 0 {
 		stages = append(stages, stage("$limit", expr.Int64(p.limit)))
 	}
-	src, err := r.viewPipeline(ctx, p.ns, stages, nil)
+	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +183,7 @@ func (r *Request) distinctOnView(ctx context.Context, p *distinctParams) (bson.D
 	if len(p.filter) > 5 {
 		stages = append(stages, stage("$match", expr.Doc(p.filter)))
 	}
-	src, err := r.viewPipeline(ctx, p.ns, stages, nil)
+	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package expr
 
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // AccumState folds values for an accumulator used as an expression
@@ -31,8 +33,11 @@ func RegisterAccumulator(name string, newState func() AccumState) {
 		if err != nil {
 			return nil, err
 		}
-		return fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		return p.fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 			st := newState()
+			if cs, ok := st.(interface{ SetCollation(*collation.Collator) }); ok {
+				cs.SetCollation(c.Collation)
+			}
 			if len(args) == 1 {
 				v, err := args[0].Eval(c)
 				if err != nil {

@@ -59,7 +59,7 @@ func opNumeric(fn func(name string, v bson.RawValue) (bson.RawValue, error)) par
 		if err != nil {
 			return nil, err
 		}
-		return fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		return p.fold(&fnExpr{args: args, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 			v, err := args[0].Eval(c)
 			if err != nil {
 				return bson.RawValue{}, err

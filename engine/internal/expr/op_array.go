@@ -5,6 +5,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -18,7 +19,13 @@ func init() {
 	register("$arrayElemAt", opValues(2, func(v []bson.RawValue) (bson.RawValue, error) { return arrayElemAt("$arrayElemAt", 2, v[0], v[1]) }))
 	register("$first", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return arrayElemAt("$first", 1, v[0], Int32(0)) }))
 	register("$last", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return arrayElemAt("$last", 1, v[0], Int32(-1)) }))
-	register("$in", opValues(2, inArray))
+	register("$in", opFixed(2, func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		v, err := EvalAll(c, args)
+		if err != nil {
+			return bson.RawValue{}, err
+		}
+		return inArray(v, c)
+	}))
 	register("$slice", opRanged(2, 3, slice))
 	register("$concatArrays", opNary(concatArrays))
 	register("$reverseArray", opValues(1, reverseArray))
@@ -67,12 +74,12 @@ func arrayElemAt(name string, arity int, arr, idx bson.RawValue) (bson.RawValue,
 }
 
 // inArray is $in: whether the array holds the value (BSON equality).
-func inArray(v []bson.RawValue) (bson.RawValue, error) {
+func inArray(v []bson.RawValue, c *Ctx) (bson.RawValue, error) {
 	if v[1].Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(40081, "$in requires an array as a second argument, found: %s", typeName(v[1]))
 	}
 	for _, x := range Values(v[1]) {
-		if compareValues(v[0], x) == 0 {
+		if bsonkit.CompareWith(v[0], x, c.Collation) == 0 {
 			return Bool(true), nil
 		}
 	}
@@ -254,7 +261,7 @@ func indexOfArray(c *Ctx, args []Expr) (bson.RawValue, error) {
 		return bson.RawValue{}, err
 	}
 	for i := start; i < end; i++ {
-		if compareValues(vals[i], target) == 0 {
+		if bsonkit.CompareWith(vals[i], target, c.Collation) == 0 {
 			return Int32(int32(i)), nil
 		}
 	}

@@ -23,13 +23,18 @@ func init() {
 
 // opCompare parses a two-operand comparison whose result is out(cmp).
 func opCompare(out func(int) bson.RawValue) parseFunc {
-	return opValues(2, func(v []bson.RawValue) (bson.RawValue, error) {
-		return out(compareValues(v[0], v[1])), nil
+	return opFixed(2, func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		v, err := EvalAll(c, args)
+		if err != nil {
+			return bson.RawValue{}, err
+		}
+		return out(bsonkit.CompareWith(v[0], v[1], c.Collation)), nil
 	})
 }
 
 // compareValues orders two values as the aggregation value comparator
-// does under the simple collation.
+// does under the simple collation ($sortArray and the set operators;
+// comparisons and $in use Ctx.Collation).
 func compareValues(a, b bson.RawValue) int {
 	return bsonkit.Compare(a, b)
 }

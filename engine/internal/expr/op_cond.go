@@ -92,7 +92,7 @@ func parseIfNull(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 	if len(ops) < 2 {
 		return nil, exprErr(1257300, "$ifNull needs at least two arguments, had: %d", len(ops))
 	}
-	return fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+	return p.fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 		for i, a := range args {
 			v, err := a.Eval(c)
 			if err != nil {

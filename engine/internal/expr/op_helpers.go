@@ -32,13 +32,13 @@ func (e *fnExpr) Eval(c *Ctx) (bson.RawValue, error) { return e.fn(c, e.args) }
 // parse time, as mongod's optimizer does before running a pipeline: the
 // result becomes a constant, and an error (a division by zero, a wrong
 // type) fails the parse even where evaluation would never reach it.
-func fold(e *fnExpr) (Expr, error) {
+func (p *Parser) fold(e *fnExpr) (Expr, error) {
 	for _, a := range e.args {
 		if _, ok := foldConst(a); !ok {
 			return e, nil
 		}
 	}
-	v, err := e.Eval(&Ctx{Vars: make([]bson.RawValue, 2)})
+	v, err := e.Eval(&Ctx{Vars: make([]bson.RawValue, 2), Collation: p.sc.Collation()})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func opNary(fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return fold(&fnExpr{args: args, fn: fn})
+		return p.fold(&fnExpr{args: args, fn: fn})
 	}
 }
 
@@ -63,7 +63,7 @@ func opFixed(n int, fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return fold(&fnExpr{args: args, fn: fn})
+		return p.fold(&fnExpr{args: args, fn: fn})
 	}
 }
 
@@ -74,7 +74,7 @@ func opRanged(lo, hi int, fn evalFn) parseFunc {
 		if err != nil {
 			return nil, err
 		}
-		return fold(&fnExpr{args: args, fn: fn})
+		return p.fold(&fnExpr{args: args, fn: fn})
 	}
 }
 

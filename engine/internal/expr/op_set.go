@@ -206,7 +206,7 @@ func parseSetIsSubset(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		}
 		lcode = 17310
 	}
-	return fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
+	return p.fold(&fnExpr{args: ops, fn: func(c *Ctx, args []Expr) (bson.RawValue, error) {
 		vals, err := EvalAll(c, args)
 		if err != nil {
 			return bson.RawValue{}, err

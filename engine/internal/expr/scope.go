@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // Slots of the variables every scope has.
@@ -22,6 +24,21 @@ type Scope struct {
 	parent *Scope
 	names  map[string]int
 	next   *int // the root's slot counter
+	// coll is the root's collation (nil: simple); see SetCollation.
+	coll *collation.Collator
+}
+
+// SetCollation makes expressions parsed in s and its children, and
+// contexts made from it, compare strings under c (nil: the simple
+// collation). It must be called on a root scope before parsing.
+func (s *Scope) SetCollation(c *collation.Collator) { s.coll = c }
+
+// Collation returns the collation of s's root scope.
+func (s *Scope) Collation() *collation.Collator {
+	for s.parent != nil {
+		s = s.parent
+	}
+	return s.coll
 }
 
 // NewScope returns a root scope with ROOT and CURRENT defined.
@@ -71,7 +88,9 @@ type Ctx struct {
 	Vars        []bson.RawValue
 	Now         time.Time
 	ClusterTime bson.Timestamp
-	rand        *rand.Rand
+	// Collation compares strings in $eq, $cmp, $in … (nil: simple).
+	Collation *collation.Collator
+	rand      *rand.Rand
 }
 
 // NewCtx returns a context with room for every slot of sc and NOW set to
@@ -81,7 +100,11 @@ func NewCtx(sc *Scope) *Ctx {
 	if sc != nil {
 		n = sc.Slots()
 	}
-	return &Ctx{Vars: make([]bson.RawValue, n), Now: time.Now()}
+	c := &Ctx{Vars: make([]bson.RawValue, n), Now: time.Now()}
+	if sc != nil {
+		c.Collation = sc.Collation()
+	}
+	return c
 }
 
 // SetRoot makes doc both $$ROOT and $$CURRENT.

@@ -63,6 +63,12 @@ func (ix *Index) KeyValue(doc bson.Raw, key []byte) bson.Raw {
 // { name: "x" }", with keyPattern and keyValue reply fields.
 func (ix *Index) DuplicateKeyError(ns string, doc bson.Raw, key []byte) *mongoerr.Error {
 	kv := ix.KeyValue(doc, key)
+	if ix.spec.Collation != nil {
+		// mongod names the index's collation after its name.
+		e := mongoerr.Newf(mongoerr.DuplicateKey, "E11000 duplicate key error collection: %s index: %s collation: %s dup key: %s",
+			ns, ix.spec.Name, formatDoc(ix.spec.Collation), formatDoc(kv))
+		return e.With("keyPattern", ix.spec.Key).With("keyValue", kv).With("collation", ix.spec.Collation)
+	}
 	e := mongoerr.Newf(mongoerr.DuplicateKey, "E11000 duplicate key error collection: %s index: %s dup key: %s",
 		ns, ix.spec.Name, formatDoc(kv))
 	return e.With("keyPattern", ix.spec.Key).With("keyValue", kv)

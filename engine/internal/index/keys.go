@@ -8,6 +8,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -21,7 +23,13 @@ type Index struct {
 	wild    int        // position of the wildcard field, -1 if none
 	proj    *projection
 	partial *filterNode
+	// coll encodes string values by their collation sort key (nil:
+	// simple), as mongod's CollationIndexKey does.
+	coll *collation.Collator
 }
+
+// Collator returns the index's collator, nil for the simple collation.
+func (ix *Index) Collator() *collation.Collator { return ix.coll }
 
 // Multikey describes which indexed paths of one document held arrays.
 type Multikey struct {
@@ -62,6 +70,13 @@ func Compile(s Spec) (*Index, error) {
 	}
 	if len(s.Fields) == 0 {
 		return nil, mongoerr.New(mongoerr.CannotCreateIndex, "Index keys cannot be empty.")
+	}
+	if s.Collation != nil {
+		c, err := collation.Parse(s.Collation)
+		if err != nil {
+			return nil, err
+		}
+		ix.coll = c
 	}
 	if ix.wild >= 0 {
 		p, err := compileProjection(s)
@@ -136,6 +151,9 @@ func (ix *Index) encode(t []bson.RawValue) []byte {
 	for i, v := range t {
 		if v.Type == 0 {
 			v = nullValue
+		}
+		if ix.coll != nil && (ix.wild < 0 || i != ix.wild) {
+			v = bsonkit.CollationKeyed(v, ix.coll)
 		}
 		k = keystring.AppendValue(k, v, ix.dirs[i])
 	}

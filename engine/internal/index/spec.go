@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -39,6 +40,12 @@ type Spec struct {
 	ExpireAfterSeconds *int32
 	// WildcardProjection is nil unless given (wildcard indexes only).
 	WildcardProjection bson.Raw
+	// Collation is the index's normalised collation spec, nil for the
+	// simple collation. CollationGiven says whether the request named a
+	// collation (createIndexes then does not apply the collection's
+	// default).
+	Collation      bson.Raw
+	CollationGiven bool
 	// Options holds the accepted options that have no effect here
 	// (background, storageEngine, dropDups, ...), in request order, so
 	// listIndexes can show them as mongod does. "ns" is dropped.
@@ -85,6 +92,9 @@ func (s Spec) Doc() bson.Raw {
 	}
 	if s.WildcardProjection != nil {
 		d = bsoncore.AppendDocumentElement(d, "wildcardProjection", s.WildcardProjection)
+	}
+	if s.Collation != nil {
+		d = bsoncore.AppendDocumentElement(d, "collation", s.Collation)
 	}
 	if elems, err := s.Options.Elements(); err == nil {
 		for _, e := range elems {
@@ -195,11 +205,14 @@ func ParseSpec(raw bson.Raw) (Spec, error) {
 			if len(v.Value) <= 5 {
 				return Spec{}, inSpec(mongoerr.New(mongoerr.BadValue, "The field 'collation' cannot be an empty object."))
 			}
-			loc, ok := bson.Raw(v.Value).Lookup("locale").StringValueOK()
-			if !ok || loc != "simple" || len(mustElems(v.Value)) != 1 {
-				// Divergence: only the simple collation is implemented.
-				return Spec{}, mongoerr.Newf(mongoerr.NotImplemented, "index collation %s is not supported; only {locale: \"simple\"}", formatValue(v))
+			cs, simple, err := collation.ParseSpec(bson.Raw(v.Value))
+			if err != nil {
+				return Spec{}, err
 			}
+			if !simple {
+				s.Collation = cs.Document()
+			}
+			s.CollationGiven = true
 			hasCollation = true
 		case "partialFilterExpression":
 			if v.Type != bson.TypeEmbeddedDocument {

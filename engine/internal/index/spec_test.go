@@ -56,7 +56,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{`{"key": {"a": 1}, "name": "_id_"}`, mongoerr.BadValue, "The index name '_id_' is reserved for the _id index"},
 		{`{"key": {"a": 1}, "name": "*"}`, mongoerr.BadValue, "The index name '*' is not valid."},
 		{`{"key": {"a": 1, "a": -1}, "name": "x"}`, mongoerr.BadValue, "appears multiple times in the index key pattern"},
-		{`{"key": {"a": 1}, "name": "x", "collation": {"locale": "fr"}}`, mongoerr.NotImplemented, "collation"},
+		{`{"key": {"a": 1}, "name": "x", "collation": {"locale": "xx"}}`, mongoerr.BadValue, "locale"},
 		{`{"key": {"a": 1}, "name": "x", "weights": {"a": 1}}`, mongoerr.CannotCreateIndex, "can only be specified with text indexes"},
 		{`{"key": {"a": 1}, "name": "x", "hidden": 1}`, mongoerr.TypeMismatch, "must be a bool"},
 	}

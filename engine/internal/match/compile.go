@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -37,6 +38,8 @@ type compiler struct {
 	// env compiles $expr (CompileEnv).
 	env     *exprEnv
 	hasExpr bool
+	// coll compares strings in $eq, $in, $lt… (nil: simple collation).
+	coll *collation.Collator
 }
 
 func badValue(format string, args ...any) error {
@@ -87,7 +90,7 @@ func (c *compiler) parse(obj []byte, lv level) (node, error) {
 			n, err = newRegexLeaf(key, v)
 		default:
 			c.addPath(key)
-			n, err = newCompare(key, opEQ, v)
+			n, err = c.newCompare(key, opEQ, v)
 		}
 		if err != nil {
 			return false
@@ -240,29 +243,29 @@ func (c *compiler) parseSub(name string, obj []byte) ([]node, error) {
 func (c *compiler) parseSubField(context []byte, name, op string, v bson.RawValue) (node, error) {
 	switch op {
 	case "$eq":
-		return newCompare(name, opEQ, v)
+		return c.newCompare(name, opEQ, v)
 	case "$ne":
 		if v.Type == bson.TypeRegex {
 			return nil, badValue("Can't have regex as arg to $ne.")
 		}
-		eq, err := newCompare(name, opEQ, v)
+		eq, err := c.newCompare(name, opEQ, v)
 		if err != nil {
 			return nil, err
 		}
 		return &notNode{child: eq, path: name}, nil
 	case "$gt":
-		return newOrdered(name, opGT, v)
+		return c.newOrdered(name, opGT, v)
 	case "$gte":
-		return newOrdered(name, opGTE, v)
+		return c.newOrdered(name, opGTE, v)
 	case "$lt":
-		return newOrdered(name, opLT, v)
+		return c.newOrdered(name, opLT, v)
 	case "$lte":
-		return newOrdered(name, opLTE, v)
+		return c.newOrdered(name, opLTE, v)
 	case "$in", "$nin":
 		if v.Type != bson.TypeArray {
 			return nil, badValue("%s needs an array", op)
 		}
-		in, err := newIn(name, v)
+		in, err := c.newIn(name, v)
 		if err != nil {
 			return nil, err
 		}

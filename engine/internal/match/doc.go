@@ -1,5 +1,7 @@
 // Package match compiles MongoDB query filters into matchers and runs them
-// over documents, with MongoDB 7.0's semantics under the simple collation:
+// over documents, with MongoDB 7.0's semantics under the simple collation,
+// or under the collation Env.Collation names (strings in $eq, $in, $lt…,
+// also inside arrays and documents, and in $expr, compare with it):
 // BSON comparison order and type brackets, numbers compared by value across
 // types, null matching null, undefined and missing, implicit traversal of
 // arrays along dotted paths, numeric path components, and the positional

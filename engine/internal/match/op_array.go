@@ -127,7 +127,7 @@ func (c *compiler) parseAll(name string, v bson.RawValue) (node, error) {
 		case e.Type == bson.TypeEmbeddedDocument && pathOps[firstKey(e.Value)]:
 			err = badValue("no $ expressions in $all")
 		default:
-			n, err = newCompare(name, opEQ, e)
+			n, err = c.newCompare(name, opEQ, e)
 		}
 		if err != nil {
 			return nil, err

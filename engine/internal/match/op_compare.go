@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 type cmpOp int
@@ -20,21 +21,22 @@ const (
 
 // newCompare compiles $eq (and the implicit equality of {a: v}).
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/eq/
-func newCompare(name string, op cmpOp, rhs bson.RawValue) (node, error) {
+func (c *compiler) newCompare(name string, op cmpOp, rhs bson.RawValue) (node, error) {
 	if rhs.Type == bson.TypeUndefined {
 		return nil, badValue("cannot compare to undefined")
 	}
 	kinds := [...]Kind{opEQ: KindEq, opLT: KindLt, opLTE: KindLte, opGT: KindGt, opGTE: KindGte}
-	return newLeaf(name, kinds[op], "", rhs, func(v bson.RawValue) bool { return compareMatches(op, v, rhs) }), nil
+	coll := c.coll
+	return newLeaf(name, kinds[op], "", rhs, func(v bson.RawValue) bool { return compareMatches(op, v, rhs, coll) }), nil
 }
 
 // newOrdered compiles $gt, $gte, $lt and $lte, which refuse a regex operand.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/gt/
-func newOrdered(name string, op cmpOp, rhs bson.RawValue) (node, error) {
+func (c *compiler) newOrdered(name string, op cmpOp, rhs bson.RawValue) (node, error) {
 	if rhs.Type == bson.TypeRegex {
 		return nil, badValue("Can't have RegEx as arg to predicate over field '%s'.", name)
 	}
-	return newCompare(name, op, rhs)
+	return c.newCompare(name, op, rhs)
 }
 
 // compareMatches is mongod's ComparisonMatchExpression::matchesSingleElement:
@@ -42,7 +44,7 @@ func newOrdered(name string, op cmpOp, rhs bson.RawValue) (node, error) {
 // undefined and missing for $eq, $lte and $gte, and MinKey/MaxKey bound
 // everything for the range operators; NaN equals only NaN and is neither
 // less nor greater than anything.
-func compareMatches(op cmpOp, v, rhs bson.RawValue) bool {
+func compareMatches(op cmpOp, v, rhs bson.RawValue, coll *collation.Collator) bool {
 	cv, cr := bsonkit.CanonicalType(v.Type), bsonkit.CanonicalType(rhs.Type)
 	if cv != cr {
 		if cv+cr == 5 { // null against undefined or missing
@@ -66,7 +68,7 @@ func compareMatches(op cmpOp, v, rhs bson.RawValue) bool {
 			return vn && rn
 		}
 	}
-	c := bsonkit.Compare(v, rhs)
+	c := bsonkit.CompareWith(v, rhs, coll)
 	switch op {
 	case opEQ:
 		return c == 0
@@ -86,13 +88,14 @@ type inSet struct {
 	values  []bson.RawValue
 	regexes []*regexTest
 	hasNull bool
+	coll    *collation.Collator
 }
 
 // newIn compiles $in; $nin is its negation.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/in/
-func newIn(name string, operand bson.RawValue) (node, error) {
+func (c *compiler) newIn(name string, operand bson.RawValue) (node, error) {
 	arr := operand.Value
-	s := &inSet{}
+	s := &inSet{coll: c.coll}
 	var err error
 	bsonkit.ForEach(arr, func(_ string, v bson.RawValue) bool {
 		switch {
@@ -115,16 +118,18 @@ func newIn(name string, operand bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(s.values, bsonkit.Compare)
+	slices.SortFunc(s.values, s.compare)
 	return newLeaf(name, KindIn, "$in", operand, s.test), nil
 }
+
+func (s *inSet) compare(a, b bson.RawValue) int { return bsonkit.CompareWith(a, b, s.coll) }
 
 func (s *inSet) test(v bson.RawValue) bool {
 	if s.hasNull && (v.Type == bsonkit.TypeMissing || v.Type == bson.TypeUndefined) {
 		return true
 	}
 	if v.Type != bsonkit.TypeMissing {
-		if _, found := slices.BinarySearchFunc(s.values, v, bsonkit.Compare); found {
+		if _, found := slices.BinarySearchFunc(s.values, v, s.compare); found {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -19,6 +20,9 @@ type Env struct {
 	Let         bson.Raw
 	Now         time.Time
 	ClusterTime bson.Timestamp
+	// Collation compares strings in comparisons and in $expr (nil: the
+	// simple collation).
+	Collation *collation.Collator
 }
 
 // CompileEnv is Compile with the command's environment: $expr, allowed at
@@ -32,6 +36,7 @@ func CompileEnv(filter bson.Raw, env Env) (*Filter, error) {
 		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid filter document: %v", err)
 	}
 	xe := &exprEnv{sc: expr.NewScope(), now: env.Now, ct: env.ClusterTime, let: map[string]bson.RawValue{}}
+	xe.sc.SetCollation(env.Collation)
 	if xe.now.IsZero() {
 		xe.now = time.Now()
 	}
@@ -45,7 +50,7 @@ func CompileEnv(filter bson.Raw, env Env) (*Filter, error) {
 			xe.let[e.Key()] = e.Value()
 		}
 	}
-	c := &compiler{env: xe}
+	c := &compiler{env: xe, coll: env.Collation}
 	root, err := c.parse(filter, levelTop)
 	if err != nil {
 		return nil, err
@@ -180,8 +185,8 @@ func (c *compiler) rewriteEq(v bson.RawValue, depth int) []node {
 		if !ok || !okc {
 			return nil
 		}
-		rhs := val
-		return []node{newLeaf(path, KindExprEq, internalExprEq, rhs, func(v bson.RawValue) bool { return compareMatches(opEQ, v, rhs) })}
+		rhs, coll := val, c.coll
+		return []node{newLeaf(path, KindExprEq, internalExprEq, rhs, func(v bson.RawValue) bool { return compareMatches(opEQ, v, rhs, coll) })}
 	}
 	return nil
 }

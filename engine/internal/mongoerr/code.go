@@ -89,6 +89,7 @@ const (
 	OptionNotSupportedOnView                 Code = 167
 	ViewDepthLimitExceeded                   Code = 165
 	DatabaseDifferCase                       Code = 13297
+	IncompatibleCollationVersion             Code = 174
 )
 
 var names = map[Code]string{
@@ -173,6 +174,7 @@ var names = map[Code]string{
 	OptionNotSupportedOnView:                 "OptionNotSupportedOnView",
 	ViewDepthLimitExceeded:                   "ViewDepthLimitExceeded",
 	DatabaseDifferCase:                       "DatabaseDifferCase",
+	IncompatibleCollationVersion:             "IncompatibleCollationVersion",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

@@ -1,6 +1,6 @@
 // Package order compiles a sort specification ({a: 1, "b.c": -1}) into a
 // comparator over documents, with MongoDB 7.0's semantics under the simple
-// collation:
+// collation (Order.WithCollation compares strings under another one):
 //
 //   - values compare in BSON order (bsonkit.Compare), numbers by value;
 //   - a missing field sorts as null; an empty array as undefined (below

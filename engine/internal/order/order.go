@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -16,7 +17,20 @@ const MaxKeys = 32
 type Order struct {
 	fields  []field
 	natural int // 1 or -1 for {$natural: n}, 0 otherwise
+	// coll compares strings; nil is the simple collation.
+	coll *collation.Collator
 }
+
+// WithCollation returns a copy of o that compares strings under c (nil:
+// the simple collation). o is not changed.
+func (o *Order) WithCollation(c *collation.Collator) *Order {
+	cp := *o
+	cp.coll = c
+	return &cp
+}
+
+// Collation returns the collation o compares strings with (nil: simple).
+func (o *Order) Collation() *collation.Collator { return o.coll }
 
 type field struct {
 	path  string
@@ -166,7 +180,7 @@ func (o *Order) Key(doc bson.Raw) (Key, error) {
 // CompareKeys orders two keys computed by o.
 func (o *Order) CompareKeys(a, b Key) int {
 	for i, f := range o.fields {
-		if c := bsonkit.Compare(a[i], b[i]); c != 0 {
+		if c := bsonkit.CompareWith(a[i], b[i], o.coll); c != 0 {
 			return c * f.dir
 		}
 	}
@@ -187,7 +201,7 @@ func (o *Order) lenientKey(doc bson.Raw) Key {
 	}
 	out := make(Key, len(o.fields))
 	for i, f := range o.fields {
-		single := &Order{fields: []field{f}}
+		single := &Order{fields: []field{f}, coll: o.coll}
 		sk, err := single.Key(doc)
 		if err != nil {
 			continue

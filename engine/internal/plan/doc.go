@@ -21,6 +21,10 @@
 // a covered plan (no FETCH) relies on bounds and on the IXSCAN key filter,
 // and the planner builds one only when both are exact for the index.
 //
+// I1a. Collation: an index serves string predicates and provides the
+// sort only when its collation is the query's (Query.Collation); a
+// collated index's bounds are built from sort keys (collation.go).
+//
 // I2. A multikey index yields each record once per scan (dedup on record
 // id), and bounds on two paths that share a multikey prefix are combined
 // only under one $elemMatch covering that prefix, as mongod does.

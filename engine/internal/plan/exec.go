@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/order"
@@ -56,6 +57,10 @@ type Query struct {
 	// Count marks a count command, which may run as a COUNT_SCAN that
 	// returns rows without documents.
 	Count bool
+	// Collation is the query's collation (nil: simple). Match and Sort
+	// were compiled with it; an index serves string predicates and the
+	// sort only when its collation is the same (collation.go).
+	Collation *collation.Collator
 }
 
 // trial limits of the multi-planner (mongod's
@@ -207,7 +212,9 @@ func (p *Planner) Plan(ctx context.Context, rd storage.Reader, q *Query) (*Execu
 	b := &builder{q: q, env: e, root: x.parsed, conj: x.parsed.conjuncts(), proj: parseProjection(q.Projection)}
 	for _, ix := range q.Coll.Indexes {
 		if ix.Def != nil {
-			b.ixs = append(b.ixs, newIndexInfo(ix))
+			info := newIndexInfo(ix)
+			info.qcoll = q.Collation
+			b.ixs = append(b.ixs, info)
 		}
 	}
 	cands, err := b.candidates()
@@ -291,6 +298,9 @@ func (x *Executor) shape() string {
 	}
 	if x.q.Limit > 0 {
 		s += "l"
+	}
+	if x.q.Collation != nil {
+		s += "c" + string(x.q.Collation.Document())
 	}
 	return s
 }

@@ -148,10 +148,15 @@ func (x *Executor) QueryPlannerDoc(wrap *Wrap) bson.D {
 	for _, c := range x.rejected {
 		rejected = append(rejected, wrapDoc(wrap, stageDoc(c.root, false), false, 0))
 	}
-	return bson.D{
+	d := bson.D{
 		{Key: "namespace", Value: x.q.NS},
 		{Key: "indexFilterSet", Value: false},
 		{Key: "parsedQuery", Value: parsed},
+	}
+	if x.q.Collation != nil {
+		d = append(d, bson.E{Key: "collation", Value: x.q.Collation.Document()})
+	}
+	return append(d, bson.D{
 		{Key: "queryHash", Value: x.queryHash},
 		{Key: "planCacheKey", Value: x.cacheKey},
 		{Key: "maxIndexedOrSolutionsReached", Value: false},
@@ -159,7 +164,7 @@ func (x *Executor) QueryPlannerDoc(wrap *Wrap) bson.D {
 		{Key: "maxScansToExplodeReached", Value: false},
 		{Key: "winningPlan", Value: wrapDoc(wrap, win, false, 0)},
 		{Key: "rejectedPlans", Value: rejected},
-	}
+	}...)
 }
 
 // ExecutionStatsDoc returns explain's executionStats section after the

@@ -13,16 +13,20 @@ import (
 
 // String renders an interval as mongod's Interval::toString does, in the
 // direction it is scanned: "[\"a\", \"a\"]", "(10000, inf.0]".
-func (iv interval) String() string {
+func (iv interval) String() string { return iv.format(false) }
+
+// format renders the interval; keyed prints strings as the collation
+// keys a collated index holds, as mongod does: CollationKey(0x…).
+func (iv interval) format(keyed bool) string {
 	var b strings.Builder
 	if iv.loInc {
 		b.WriteByte('[')
 	} else {
 		b.WriteByte('(')
 	}
-	formatValue(&b, iv.lo)
+	formatValueOpt(&b, iv.lo, keyed)
 	b.WriteString(", ")
-	formatValue(&b, iv.hi)
+	formatValueOpt(&b, iv.hi, keyed)
 	if iv.hiInc {
 		b.WriteByte(']')
 	} else {
@@ -65,7 +69,10 @@ func formatDouble(f float64) string {
 	return s
 }
 
-func formatValue(b *strings.Builder, v bson.RawValue) {
+func formatValue(b *strings.Builder, v bson.RawValue) { formatValueOpt(b, v, false) }
+
+// formatValueOpt is formatValue; keyed prints strings as collation keys.
+func formatValueOpt(b *strings.Builder, v bson.RawValue, keyed bool) {
 	switch v.Type {
 	case bson.TypeMinKey:
 		b.WriteString("MinKey")
@@ -87,6 +94,10 @@ func formatValue(b *strings.Builder, v bson.RawValue) {
 		s, _ := v.StringValueOK()
 		if v.Type == bson.TypeSymbol {
 			s = v.Symbol()
+		}
+		if keyed {
+			b.WriteString("CollationKey(0x" + hex.EncodeToString([]byte(s)) + ")")
+			return
 		}
 		b.WriteByte('"')
 		b.WriteString(escape(s))
@@ -122,7 +133,7 @@ func formatValue(b *strings.Builder, v bson.RawValue) {
 			if v.Type == bson.TypeEmbeddedDocument {
 				b.WriteString(k + ": ")
 			}
-			formatValue(b, e)
+			formatValueOpt(b, e, keyed)
 			return true
 		})
 		if n == 0 {

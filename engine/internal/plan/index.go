@@ -5,6 +5,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/index"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -23,11 +24,14 @@ type indexInfo struct {
 	keyPattern bson.Raw
 	// wild is set on an expanded wildcard entry (wildcard.go).
 	wild *wildEntry
+	// coll is the index's collation and qcoll the query's (nil: simple);
+	// see collation.go.
+	coll, qcoll *collation.Collator
 }
 
 func newIndexInfo(st *storage.Index) *indexInfo {
 	sp := st.Def.Spec()
-	ix := &indexInfo{st: st, spec: sp, keyPattern: sp.Key}
+	ix := &indexInfo{st: st, spec: sp, keyPattern: sp.Key, coll: st.Def.Collator()}
 	for i, f := range sp.Fields {
 		ix.paths = append(ix.paths, f.Path)
 		ix.desc = append(ix.desc, f.Desc)
@@ -213,7 +217,7 @@ func (ix *indexInfo) assign(preds []*expr) *assignment {
 			if ix.wild != nil && f == ix.wild.valueCol() && !wildSupports(p, len(ix.mk[f]) > 0) {
 				continue
 			}
-			if !ix.compatible(a.assigned, f, p) {
+			if !ix.compatible(a.assigned, f, p) || !ix.collationServes(p) {
 				continue
 			}
 			a.assigned[f] = append(a.assigned[f], p)
@@ -227,10 +231,10 @@ func (ix *indexInfo) assign(preds []*expr) *assignment {
 			if ix.wild != nil && f == ix.wild.valueCol() {
 				// A wildcard index is sparse: it holds no key for a
 				// missing path.
-				po, t = translate(p, len(ix.mk[f]) > 0, true, len(ix.spec.Fields) > 1)
+				po, t = ix.translate(p, len(ix.mk[f]) > 0, true, len(ix.spec.Fields) > 1)
 				po, t = ix.wild.translate(po, t)
 			} else {
-				po, t = translate(p, len(ix.mk[f]) > 0, ix.spec.Sparse, len(ix.paths) > 1)
+				po, t = ix.translate(p, len(ix.mk[f]) > 0, ix.spec.Sparse, len(ix.paths) > 1)
 			}
 			o = intersect(o, po)
 			a.tight[p] = t

@@ -311,6 +311,11 @@ func (s *ixScan) describe(d bson.D, stats bool) bson.D {
 	d = append(d,
 		bson.E{Key: "keyPattern", Value: s.ix.keyPattern},
 		bson.E{Key: "indexName", Value: s.ix.spec.Name},
+	)
+	if s.ix.spec.Collation != nil {
+		d = append(d, bson.E{Key: "collation", Value: s.ix.spec.Collation})
+	}
+	d = append(d,
 		bson.E{Key: "isMultiKey", Value: s.ix.multikey},
 		bson.E{Key: "multiKeyPaths", Value: s.ix.multiKeyPaths()},
 		bson.E{Key: "isUnique", Value: s.ix.st.Unique},
@@ -346,7 +351,7 @@ func (s *ixScan) boundsDoc() bson.D {
 			if rev {
 				iv = o[len(o)-1-j].reversed()
 			}
-			arr = append(arr, iv.String())
+			arr = append(arr, iv.format(s.ix.coll != nil))
 		}
 		d = append(d, bson.E{Key: s.ix.paths[i], Value: arr})
 	}

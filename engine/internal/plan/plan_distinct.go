@@ -29,7 +29,7 @@ func (b *builder) distinctPlan() *candidate {
 // it.
 func (b *builder) distinctIndex(ix *indexInfo) bool {
 	return !ix.spec.Hidden && ix.usable() && ix.wild == nil && !ix.spec.IsWildcard() &&
-		ix.partial == nil && ix.paths[0] == b.q.Distinct
+		ix.partial == nil && ix.coll == nil && ix.paths[0] == b.q.Distinct
 }
 
 // distinctField returns the position of the distinct key in ix, an
@@ -71,6 +71,11 @@ func (b *builder) distinctCandidate(ix *indexInfo, scan *distinctScan) *candidat
 func (b *builder) scanOnly(ix *indexInfo, a *assignment, scan *ixScan, fetchPreds []*expr) *candidate {
 	q := b.q
 	if len(fetchPreds) > 0 || scan.keyFilter != nil || ix.wild != nil || a.dedup || q.Sort != nil {
+		return nil
+	}
+	if q.Distinct != "" && ix.coll != nil {
+		// DISTINCT_SCAN returns key values: a collated index holds sort
+		// keys, not the strings.
 		return nil
 	}
 	switch {

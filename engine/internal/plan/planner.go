@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -205,7 +206,7 @@ func (b *builder) planCandidates() ([]*candidate, error) {
 		return []*candidate{b.collScan()}, nil
 	}
 	if hint == nil {
-		if id, ok := idHackValue(b.q.Filter); ok && b.q.Coll != nil && len(b.q.Coll.Indexes) > 0 {
+		if id, ok := idHackValue(b.q.Filter); ok && b.q.Coll != nil && len(b.q.Coll.Indexes) > 0 && b.idCollationMatches() {
 			return []*candidate{b.idHack(id)}, nil
 		}
 	}
@@ -367,7 +368,7 @@ func (b *builder) collScan() *candidate {
 
 func (b *builder) idHack(id bson.RawValue) *candidate {
 	c := &candidate{id: "IDHACK", summary: "IDHACK", indexes: []string{"_id_"}}
-	var root stage = newIDHack(b.env, id)
+	var root stage = newIDHack(b.env, bsonkit.CollationKeyed(id, b.q.Collation))
 	if b.proj.present {
 		root = &projStage{env: b.env, child: root, kind: b.proj.stageName(false), spec: b.q.Projection}
 	}
@@ -451,7 +452,8 @@ func (b *builder) buildIndex(ix *indexInfo, a *assignment, preds []*expr) *candi
 // when it scans one path's own keys.
 func (b *builder) coveredBy(ix *indexInfo, a *assignment) bool {
 	p := b.proj
-	if !p.present || !p.simple || !p.inclusion || ix.multikey || ix.spec.Sparse {
+	if !p.present || !p.simple || !p.inclusion || ix.multikey || ix.spec.Sparse || ix.coll != nil {
+		// A collated index holds sort keys, not the strings.
 		return false
 	}
 	if ix.wild != nil && (ix.wild.prefixOnly || a.dedup) {
@@ -484,6 +486,10 @@ func (b *builder) coveredBy(ix *indexInfo, a *assignment) bool {
 // those) must be a prefix of the remaining index fields, all in the
 // index's direction or all reversed, none multikey (ESR).
 func (b *builder) sortDir(ix *indexInfo, bounds []oil) (int, bool) {
+	if !collation.Equal(ix.coll, ix.qcoll) {
+		// The index orders strings under another collation.
+		return 0, false
+	}
 	sortPaths := b.q.Sort.Paths()
 	dirs := sortDirections(b.q.SortSpec)
 	isPoint := func(f int) bool { return len(bounds[f]) == 1 && bounds[f][0].isPoint() }

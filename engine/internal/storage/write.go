@@ -78,7 +78,7 @@ func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, err
 		options = emptyDoc
 	}
 	c := &Collection{NS: ns, DB: db, Name: name, ID: id, UUID: newUUID(), Options: rawCopy(options), nextIndexID: 1}
-	ix, err := newIndex(c.nextIndexID, IDIndexSpec)
+	ix, err := newIndex(c.nextIndexID, idIndexSpecFor(options))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -145,14 +146,14 @@ func newPull(v bson.RawValue) (*opPull, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &opPull{match: func(x bson.RawValue) (bool, error) {
+		return &opPull{match: func(_ *applyCtx, x bson.RawValue) (bool, error) {
 			d, ok := x.DocumentOK()
 			return ok && q.matchDoc(d), nil
 		}}, nil
 	case bson.TypeRegex:
 		return wrappedPull(v)
 	}
-	return &opPull{match: func(x bson.RawValue) (bool, error) { return compareValues(x, v) == 0, nil }}, nil
+	return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) { return bsonkit.CompareWith(x, v, c.coll) == 0, nil }}, nil
 }
 
 // wrappedPull matches each member m as the document {"": m} against the
@@ -162,7 +163,7 @@ func wrappedPull(cond bson.RawValue) (*opPull, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opPull{match: func(x bson.RawValue) (bool, error) {
+	return &opPull{match: func(_ *applyCtx, x bson.RawValue) (bool, error) {
 		return q.matchDoc(wrapValue("", x)), nil
 	}}, nil
 }

@@ -3,6 +3,8 @@ package update
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -45,6 +47,16 @@ func newAddToSet(v bson.RawValue) (*opAddToSet, error) {
 	return &opAddToSet{values: dedup}, nil
 }
 
+// containsValueWith is containsValue with strings compared under coll.
+func containsValueWith(vals []bson.RawValue, v bson.RawValue, coll *collation.Collator) bool {
+	for _, x := range vals {
+		if bsonkit.CompareWith(x, v, coll) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func containsValue(vals []bson.RawValue, v bson.RawValue) bool {
 	for _, x := range vals {
 		if compareValues(x, v) == 0 {
@@ -54,7 +66,7 @@ func containsValue(vals []bson.RawValue, v bson.RawValue) bool {
 	return false
 }
 
-func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
+func (o *opAddToSet) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	if e.typ != bson.TypeArray {
 		return false, mongoerr.Newf(mongoerr.BadValue,
 			"Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s",
@@ -66,7 +78,7 @@ func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error
 	}
 	changed := false
 	for _, v := range o.values {
-		if containsValue(existing, v) {
+		if containsValueWith(existing, v, c.coll) {
 			continue
 		}
 		e.appendChild(newValue("", v))
@@ -126,7 +138,7 @@ func (o *opPop) create(*applyCtx, *elem) (bool, error) { return false, nil }
 // Manual: https://www.mongodb.com/docs/manual/reference/operator/update/pull/
 // and https://www.mongodb.com/docs/manual/reference/operator/update/pullAll/
 type opPull struct {
-	match func(bson.RawValue) (bool, error)
+	match func(*applyCtx, bson.RawValue) (bool, error)
 }
 
 func (opPull) allowNonViablePath() {}
@@ -140,17 +152,17 @@ func newPullAll(v bson.RawValue) (*opPull, error) {
 			"$pullAll requires an array argument but was given a %s", typeName(v.Type))
 	}
 	vals := arrayValues(v)
-	return &opPull{match: func(x bson.RawValue) (bool, error) { return containsValue(vals, x), nil }}, nil
+	return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) { return containsValueWith(vals, x, c.coll), nil }}, nil
 }
 
-func (o *opPull) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
+func (o *opPull) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	if e.typ != bson.TypeArray {
 		return false, mongoerr.New(mongoerr.BadValue, "Cannot apply $pull to a non-array value")
 	}
 	kids := e.children()
 	keep := kids[:0:0]
 	for _, k := range kids {
-		ok, err := o.match(k.value())
+		ok, err := o.match(c, k.value())
 		if err != nil {
 			return false, err
 		}

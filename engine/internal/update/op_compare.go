@@ -1,6 +1,10 @@
 package update
 
-import "go.mongodb.org/mongo-driver/v2/bson"
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+)
 
 // opCompare is $min and $max: the field takes the operand when the operand
 // sorts before ($min) or after ($max) the current value in BSON order. An
@@ -13,8 +17,8 @@ type opCompare struct {
 	val bson.RawValue
 }
 
-func (o *opCompare) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
-	cmp := compareValues(e.value(), o.val)
+func (o *opCompare) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
+	cmp := bsonkit.CompareWith(e.value(), o.val, c.coll)
 	if (!o.max && cmp <= 0) || (o.max && cmp >= 0) {
 		return false, nil
 	}

@@ -6,6 +6,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -156,17 +158,17 @@ func (o *opPush) updateExisting(c *applyCtx, e *elem, path string) (bool, error)
 		return false, mongoerr.Newf(mongoerr.BadValue,
 			"The field '%s' must be an array but is of type %s in document {%s}", path, typeName(e.typ), id)
 	}
-	return o.push(e), nil
+	return o.push(c, e), nil
 }
 
-func (o *opPush) create(_ *applyCtx, e *elem) (bool, error) {
+func (o *opPush) create(c *applyCtx, e *elem) (bool, error) {
 	e.setEmpty(bson.TypeArray)
-	o.push(e)
+	o.push(c, e)
 	return true, nil
 }
 
 // push applies the insert, sort and slice steps to the array e.
-func (o *opPush) push(e *elem) bool {
+func (o *opPush) push(c *applyCtx, e *elem) bool {
 	changed := false
 	if len(o.values) > 0 {
 		changed = true
@@ -190,7 +192,7 @@ func (o *opPush) push(e *elem) bool {
 		changed = true
 		kids := e.children()
 		// Divergence: mongod's sort is not stable; ties keep their order here.
-		slices.SortStableFunc(kids, func(a, b *elem) int { return o.sort.compare(a.value(), b.value()) })
+		slices.SortStableFunc(kids, func(a, b *elem) int { return o.sort.compare(a.value(), b.value(), c.coll) })
 	}
 	limit := o.slice
 	if limit < 0 {
@@ -212,16 +214,16 @@ func (o *opPush) push(e *elem) bool {
 }
 
 // compare orders two array members by the $sort modifier.
-func (s *pushSort) compare(a, b bson.RawValue) int {
+func (s *pushSort) compare(a, b bson.RawValue, coll *collation.Collator) int {
 	if s.pattern == nil {
-		c := compareValues(a, b)
+		c := bsonkit.CompareWith(a, b, coll)
 		if s.desc {
 			return -c
 		}
 		return c
 	}
 	for _, k := range s.pattern {
-		c := compareValues(sortField(a, k.path), sortField(b, k.path))
+		c := bsonkit.CompareWith(sortField(a, k.path), sortField(b, k.path), coll)
 		if k.desc {
 			c = -c
 		}

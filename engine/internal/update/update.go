@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -23,6 +24,7 @@ type Update struct {
 	root        *objNode // operator update; nil for a replacement
 	replacement bson.Raw // replacement document; nil for an operator update
 	filters     map[string]*arrayFilter
+	coll        *collation.Collator // see WithCollation
 }
 
 // applyCtx is the state of one application of an Update.
@@ -36,6 +38,9 @@ type applyCtx struct {
 	filters  map[string]*arrayFilter
 	taken    []string // path of the element being applied to
 	toCreate []string // missing parts below it
+	// coll compares strings in $min, $max, $addToSet, $pull and $pullAll
+	// of values (nil: the simple collation).
+	coll *collation.Collator
 }
 
 // Compile parses an update specification: a document of update operators
@@ -131,7 +136,7 @@ func (u *Update) Apply(doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, er
 		return out, true, nil
 	}
 	root := newRoot(doc)
-	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters}
+	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters, coll: u.coll}
 	if pos >= 0 {
 		c.matched = itoa(pos)
 	}
@@ -210,4 +215,17 @@ func validDeep(doc bson.Raw, depth int) error {
 		}
 	}
 	return nil
+}
+
+// WithCollation returns a copy of u whose $min, $max, $addToSet, $pull of
+// a value and $pullAll compare strings under c (nil: the simple
+// collation), as the statement's collation makes them in mongod. u is
+// not changed.
+//
+// Divergence: $pull with query conditions still compares under the
+// simple collation.
+func (u *Update) WithCollation(c *collation.Collator) *Update {
+	cp := *u
+	cp.coll = c
+	return &cp
 }

@@ -49,7 +49,7 @@ func (u *Update) Upsert(filter bson.Raw, now time.Time) (bson.Raw, error) {
 		}
 		root = newRoot(out)
 	} else {
-		c := &applyCtx{root: root, insert: true, now: now, filters: u.filters}
+		c := &applyCtx{root: root, insert: true, now: now, filters: u.filters, coll: u.coll}
 		if _, err := u.root.apply(c, root); err != nil {
 			return nil, err
 		}
