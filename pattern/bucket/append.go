@@ -46,6 +46,17 @@ func (s *Store[E]) AppendMany(ctx context.Context, owner any, es []E) (opened bo
 // push runs the upsert that adds k elements (value is one element, or a
 // $each modifier for several).
 func (s *Store[E]) push(ctx context.Context, owner any, value any, k int) (bool, error) {
+	filter, upd := s.appendWrite(owner, value, k)
+	r, err := s.coll.UpdateOne(ctx, filter, upd, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return false, err
+	}
+	return r.UpsertedCount > 0, nil
+}
+
+// appendWrite returns the filter and update of the upsert that adds k
+// elements.
+func (s *Store[E]) appendWrite(owner any, value any, k int) (bson.D, bson.D) {
 	filter := bson.D{
 		{Key: s.cfg.Owner, Value: owner},
 		// $lte Size-k: room for all k elements; for k = 1 this is $lt Size.
@@ -58,11 +69,7 @@ func (s *Store[E]) push(ctx context.Context, owner any, value any, k int) (bool,
 		// same path in two operators is ConflictingUpdateOperators (40).
 		{Key: "$setOnInsert", Value: bson.D{{Key: s.cfg.OpenedAt, Value: s.cfg.Clock().UTC()}}},
 	}
-	r, err := s.coll.UpdateOne(ctx, filter, upd, options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return false, err
-	}
-	return r.UpsertedCount > 0, nil
+	return filter, upd
 }
 
 // checkElement makes sure that, with Config.ElementID set, e marshals to
