@@ -111,7 +111,8 @@ func preload(b *testing.B, coll *mongo.Collection, owner string, n int) {
 // appendExamined explains the append filter with no bucket open (every
 // preloaded bucket is full) and returns the keys and documents examined.
 func appendExamined(b *testing.B, s *Store[tick], coll *mongo.Collection, owner string) (keys, docs int64) {
-	filter, upd := s.appendWrite(owner, tick{At: time.Now()}, 1)
+	at := bson.NewDateTimeFromTime(time.Now())
+	filter, upd := s.appendWrite(owner, tick{At: time.Now()}, 1, timeSpan{min: at, max: at, set: true})
 	res := explaintest.Run(b, coll.Database(), bson.D{
 		{Key: "update", Value: coll.Name()},
 		{Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: filter}, {Key: "u", Value: upd}, {Key: "upsert", Value: true}}}},
@@ -127,11 +128,12 @@ func newStoreColl(b *testing.B) *mongo.Collection {
 
 // benchTickConfig is the benchmark's Config.
 func benchTickConfig() Config {
-	return Config{Size: benchSize}
+	return Config{Size: benchSize, Time: "at"}
 }
 
 // preloadBucket is one full bucket as Append stores it.
 func preloadBucket(owner string, es bson.A, first, last time.Time) bson.D {
 	return bson.D{{Key: "owner", Value: owner}, {Key: "count", Value: int32(len(es))},
-		{Key: "elements", Value: es}, {Key: "openedAt", Value: first}}
+		{Key: "elements", Value: es}, {Key: "openedAt", Value: first},
+		{Key: "minTime", Value: first}, {Key: "maxTime", Value: last}}
 }
