@@ -16,7 +16,7 @@ import (
 
 // Books embed up to three buyers; a bestseller's further buyers go to an
 // overflow collection, bucketed by two.
-func Example() {
+func ExampleNew() {
 	ctx := context.Background()
 	db, err := engine.Open(ctx, engine.Options{})
 	if err != nil {
@@ -30,7 +30,7 @@ func Example() {
 	defer client.Disconnect(ctx)
 	shop := client.Database("shop")
 
-	books, err := outlier.New[string](shop.Collection("books"), shop.Collection("bookBuyersOverflow"), outlier.Config{
+	books, err := outlier.New[bson.D, string](shop.Collection("books"), shop.Collection("bookBuyersOverflow"), outlier.Config{
 		Threshold: 3, List: "buyers", Count: "buyerCount",
 		Overflow: bucket.Config{Owner: "bookId", Size: 2},
 	})
@@ -40,7 +40,7 @@ func Example() {
 	if err := books.EnsureIndexes(ctx); err != nil {
 		log.Fatal(err)
 	}
-	if err := books.Create(ctx, 7, bson.D{{Key: "title", Value: "Invisible Cities"}}); err != nil {
+	if _, err := books.Create(ctx, bson.D{{Key: "_id", Value: 7}, {Key: "title", Value: "Invisible Cities"}}); err != nil {
 		log.Fatal(err)
 	}
 	for _, u := range []string{"ann", "bob", "cy", "dee", "eve"} {
@@ -75,7 +75,7 @@ func Example() {
 	// cy embedded
 	// dee overflowed
 	// eve overflowed
-	// outlier: append: no such parent: 8
+	// outlier: append: parent 8: parent not found
 	// stored: {"_id": {"$numberInt":"7"},"title": "Invisible Cities","buyerCount": {"$numberInt":"5"},"hasOverflow": true,"buyers": ["ann","bob","cy"]}
 	// page: [ann bob cy] of 5
 	// all: [ann bob cy dee eve]

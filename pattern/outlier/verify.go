@@ -90,7 +90,7 @@ func (r Report) OK() bool {
 // overflow buckets themselves, and looks for overflow without a parent.
 // It reads every parent and, per parent, its overflow buckets; it writes
 // nothing.
-func (s *Store[E]) Verify(ctx context.Context) (Report, error) {
+func (s *Store[P, E]) Verify(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, false)
 	if err != nil {
 		return r, fmt.Errorf("outlier: verify: %w", err)
@@ -102,7 +102,7 @@ func (s *Store[E]) Verify(ctx context.Context) (Report, error) {
 // then each parent's counter and flag, in one update conditional on the
 // counter and list length it read. A parent created without a counter is
 // adopted this way. See the package documentation for Appends in flight.
-func (s *Store[E]) Repair(ctx context.Context) (Report, error) {
+func (s *Store[P, E]) Repair(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, true)
 	if err != nil {
 		return r, fmt.Errorf("outlier: repair: %w", err)
@@ -110,7 +110,7 @@ func (s *Store[E]) Repair(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
-func (s *Store[E]) verify(ctx context.Context, repair bool) (Report, error) {
+func (s *Store[P, E]) verify(ctx context.Context, repair bool) (Report, error) {
 	var r Report
 	c, err := s.parents.Find(ctx, bson.D{})
 	if err != nil {
@@ -146,7 +146,7 @@ type state struct {
 }
 
 // verifyParent checks (and with repair, fixes) one parent.
-func (s *Store[E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
+func (s *Store[P, E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
 	id := doc.Lookup("_id")
 	var br bucket.Report
 	var err error
@@ -201,7 +201,7 @@ func (s *Store[E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, 
 }
 
 // check compares one parent with its overflow report.
-func (s *Store[E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
+func (s *Store[P, E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
 	id := doc.Lookup("_id")
 	var ps []Problem
 	add := func(k Kind, format string, args ...any) {
@@ -247,7 +247,7 @@ func (s *Store[E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
 
 // fix writes the counter and flag st calls for, conditional on the
 // counter and list doc holds; false means the parent changed meanwhile.
-func (s *Store[E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error) {
+func (s *Store[P, E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error) {
 	filter := bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
 	if v, err := doc.LookupErr(s.cfg.Count); err != nil {
 		filter = append(filter, bson.E{Key: s.cfg.Count, Value: bson.D{{Key: "$exists", Value: false}}})
@@ -272,7 +272,7 @@ func (s *Store[E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error
 }
 
 // orphans reports overflow owners without a parent.
-func (s *Store[E]) orphans(ctx context.Context) ([]Problem, error) {
+func (s *Store[P, E]) orphans(ctx context.Context) ([]Problem, error) {
 	owner := s.cfg.Overflow.Owner
 	res := s.overflow.Collection().Distinct(ctx, owner, bson.D{})
 	if err := res.Err(); err != nil {

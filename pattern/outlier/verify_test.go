@@ -17,7 +17,7 @@ func TestVerifyRepair(t *testing.T) {
 	ctx := context.Background()
 	s, parents, overflow := newStore(t, Config{Threshold: 3, Overflow: bucket.Config{Size: 4}})
 	for _, id := range []int{1, 2, 3, 4} {
-		if err := s.Create(ctx, id, nil); err != nil {
+		if err := mk(ctx, s, id, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
