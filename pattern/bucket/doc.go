@@ -57,6 +57,10 @@
 // openedAt: -1} alone it would examine every bucket of the owner whenever
 // none is open, which every full AppendMany batch is.
 //
+// Load bulk-loads a history: it inserts the elements as new buckets of
+// Size with one insertMany, bounds and openedAt computed, without looking
+// for an open bucket.
+//
 // Remove deletes one element (a refund, an unlike) in one update of the
 // bucket holding it: an update pipeline that cuts the first element with
 // the id out of the array and sets count to $size of what is left and

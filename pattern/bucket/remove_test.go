@@ -194,3 +194,36 @@ func TestVerifyRepairBounds(t *testing.T) {
 		t.Errorf("Range after Repair: %v, %v", got, err)
 	}
 }
+
+// TestLoad bulk-loads a history into new buckets and checks shape,
+// bounds and that appends continue after it.
+func TestLoad(t *testing.T) {
+	ctx := context.Background()
+	s, coll := newTicks(t, 4)
+	var es []bson.D
+	for i := range 10 {
+		es = append(es, tickAt(i, 100-i))
+	}
+	ids, err := s.Load(ctx, "MDB", es)
+	if err != nil || len(ids) != 3 {
+		t.Fatalf("Load: %v, %v", ids, err)
+	}
+	var counts []int32
+	for _, d := range stored(t, coll.Collection, bson.D{}) {
+		counts = append(counts, d.Lookup("count").Int32())
+	}
+	slices.Sort(counts)
+	if !slices.Equal(counts, []int32{2, 4, 4}) {
+		t.Errorf("counts %v", counts)
+	}
+	if r, err := s.Verify(ctx); err != nil || len(r.Problems) != 0 || r.Elements != 10 {
+		t.Errorf("Verify: %+v, %v", r, err)
+	}
+	got, err := s.Range(ctx, "MDB", at(95), at(101))
+	if err != nil || len(got) != 6 {
+		t.Errorf("Range over the load: %d, %v", len(got), err)
+	}
+	if _, err := s.Load(ctx, "MDB", []bson.D{{{Key: "id", Value: 1}}}); err == nil {
+		t.Error("Load of an element without a time succeeded")
+	}
+}

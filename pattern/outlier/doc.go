@@ -118,7 +118,10 @@
 // buckets whose parent is gone and the overflow buckets' own problems.
 // Repair fixes counters and flags (adopting parents created without a
 // counter), with updates conditional on what it read, and repairs the
-// overflow buckets' counts. It is meant for quiet parents: an Append in
+// overflow buckets' counts, and moves the excess of a list past Threshold
+// to new overflow buckets in pattern.Atomic (with transactions, one
+// commit; without, inserted first and the list then trimmed only if
+// unchanged, so a crash duplicates and never loses). It is meant for quiet parents: an Append in
 // flight between its two writes can make Repair miscount that parent by
 // one, which the next Verify shows and the next Repair fixes.
 //

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/formworkdb/formwork/pattern"
 	"github.com/formworkdb/formwork/pattern/bucket"
 )
 
@@ -23,8 +24,8 @@ const (
 	// which hides them from GetAll). Repair fixes it.
 	KindFlag
 	// KindOverThreshold: the embedded list holds more than Threshold
-	// elements. Reported only: moving elements between documents cannot
-	// be one atomic write.
+	// elements. Repair moves the excess to new overflow buckets (see
+	// moveExcess for its atomicity).
 	KindOverThreshold
 	// KindShape: the list is not an array. Reported only.
 	KindShape
@@ -100,8 +101,9 @@ func (s *Store[P, E]) Verify(ctx context.Context) (Report, error) {
 
 // Repair runs Verify and fixes what it can: overflow bucket counts first,
 // then each parent's counter and flag, in one update conditional on the
-// counter and list length it read. A parent created without a counter is
-// adopted this way. See the package documentation for Appends in flight.
+// counter and list length it read (a parent created without a counter is
+// adopted this way), then an embedded list past Threshold, whose excess
+// moves to overflow. See the package documentation for Appends in flight.
 func (s *Store[P, E]) Repair(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, true)
 	if err != nil {
@@ -147,6 +149,23 @@ type state struct {
 
 // verifyParent checks (and with repair, fixes) one parent.
 func (s *Store[P, E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
+	ps, err := s.verifyCounters(ctx, doc, repair, ov)
+	if err != nil || !repair {
+		return ps, err
+	}
+	for i := range ps {
+		if ps[i].Kind == KindOverThreshold {
+			if ps[i].Repaired, err = s.moveExcess(ctx, doc.Lookup("_id")); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ps, nil
+}
+
+// verifyCounters checks (and with repair, fixes) one parent's counter and
+// flag.
+func (s *Store[P, E]) verifyCounters(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
 	id := doc.Lookup("_id")
 	var br bucket.Report
 	var err error
@@ -298,4 +317,75 @@ func (s *Store[P, E]) orphans(ctx context.Context) ([]Problem, error) {
 		}
 	}
 	return ps, nil
+}
+
+// errChanged aborts a move whose parent changed after it was read.
+var errChanged = errors.New("parent changed during the move")
+
+// moveExcess moves the embedded elements past Threshold of parent id to
+// new overflow buckets (bucket.Store.Load) and trims the list, setting the
+// flag; the counter, a total, does not change. It runs in pattern.Atomic:
+// with transactions the new buckets and the trim commit together. Without
+// them the buckets are inserted first and the list trimmed only while the
+// parent is exactly as read; when it changed, the new buckets are deleted
+// again and the next Repair retries, and a crash between the two leaves
+// the excess both embedded and in overflow (duplicated, never lost; the
+// counter then disagrees, which Verify reports). It reports whether the
+// list ends within Threshold.
+func (s *Store[P, E]) moveExcess(ctx context.Context, id bson.RawValue) (bool, error) {
+	doc, err := s.parents.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	arr, ok := doc.Lookup(s.cfg.List).ArrayOK()
+	if !ok {
+		return false, nil
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return false, nil
+	}
+	if len(vals) <= s.cfg.Threshold {
+		return true, nil
+	}
+	excess := make([]E, 0, len(vals)-s.cfg.Threshold)
+	for _, v := range vals[s.cfg.Threshold:] {
+		var e E
+		if err := v.Unmarshal(&e); err != nil {
+			return false, nil // not an E: leave it to the caller
+		}
+		excess = append(excess, e)
+	}
+	_, err = pattern.Atomic(ctx, s.parents.Database().Client(), func(ctx context.Context) error {
+		ids, err := s.overflow.Load(ctx, id, excess)
+		if err != nil {
+			return err
+		}
+		trim := bson.A{bson.D{{Key: "$set", Value: bson.D{
+			{Key: s.cfg.List, Value: bson.D{{Key: "$slice", Value: bson.A{"$" + s.cfg.List, s.cfg.Threshold}}}},
+			{Key: s.cfg.Flag, Value: true},
+		}}}}
+		same := bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
+			"$$ROOT", bson.D{{Key: "$literal", Value: doc}},
+		}}}}}
+		r, err := s.parents.UpdateOne(ctx, same, trim)
+		if err != nil {
+			return err
+		}
+		if r.MatchedCount == 0 {
+			undo := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+			if _, err := s.overflow.Collection().DeleteMany(ctx, undo); err != nil {
+				return fmt.Errorf("%w; removing the copies: %w", errChanged, err)
+			}
+			return errChanged
+		}
+		return nil
+	})
+	if errors.Is(err, errChanged) {
+		return false, nil
+	}
+	return err == nil, err
 }
