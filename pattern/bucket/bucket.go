@@ -50,7 +50,7 @@ type Config struct {
 	// "maxTime" if empty. Used only with Time.
 	MinTime, MaxTime string
 	// ElementID names the field inside each element that identifies it.
-	// It enables Find, Replace and Update, makes Append reject elements
+	// It enables Find, Replace, Update and Remove, makes Append reject elements
 	// without it, and adds the index {owner: 1, "elements.<id>": 1}.
 	// Empty disables those verbs.
 	ElementID string
