@@ -9,11 +9,20 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
-// ErrNotFound is returned (wrapped) by Find, Replace and Update when no
-// bucket of the owner holds an element with the given id.
-var ErrNotFound = errors.New("element not found")
+// Sentinel errors, the pattern package's own values; match them with
+// errors.Is.
+var (
+	// ErrNotFound is returned (wrapped) by Find, Replace, Update and
+	// Remove when no bucket of the owner holds an element with the id.
+	ErrNotFound = pattern.ErrNotFound
+	// ErrInvalidConfig is returned (wrapped) by Validate and New, and by
+	// the element verbs when Config.ElementID is not set.
+	ErrInvalidConfig = pattern.ErrInvalidConfig
+)
 
 // Config describes a bucketed collection. Field names default as noted.
 type Config struct {
@@ -27,14 +36,26 @@ type Config struct {
 	// Count names the number of elements in the array; "count" if empty.
 	Count string
 	// OpenedAt names the time the bucket was opened; "openedAt" if empty.
+	// With Time set it is the time of the first element(s) the bucket
+	// received, from the elements themselves; otherwise Clock's time.
 	OpenedAt string
+	// Time names the date field inside each element (a tick's "at"). It
+	// makes every bucket carry the bounds of its elements' times in
+	// MinTime and MaxTime, kept by $min/$max in the append itself, makes
+	// Append reject elements without a BSON date there, and enables
+	// Range with the index {owner: 1, maxTime: 1, minTime: 1}. Empty
+	// disables them.
+	Time string
+	// MinTime and MaxTime name the bucket's time bounds; "minTime" and
+	// "maxTime" if empty. Used only with Time.
+	MinTime, MaxTime string
 	// ElementID names the field inside each element that identifies it.
-	// It enables Find, Replace and Update, makes Append reject elements
+	// It enables Find, Replace, Update and Remove, makes Append reject elements
 	// without it, and adds the index {owner: 1, "elements.<id>": 1}.
 	// Empty disables those verbs.
 	ElementID string
-	// Clock gives the time stored in openedAt when a bucket opens;
-	// time.Now if nil. BSON dates keep milliseconds, so buckets opened
+	// Clock gives the time stored in openedAt when a bucket opens
+	// without Config.Time; time.Now if nil. BSON dates keep milliseconds, so buckets opened
 	// within one millisecond share an openedAt (Page handles ties).
 	Clock func() time.Time
 }
@@ -50,6 +71,8 @@ func (c Config) withDefaults() Config {
 	def(&c.Elements, "elements")
 	def(&c.Count, "count")
 	def(&c.OpenedAt, "openedAt")
+	def(&c.MinTime, "minTime")
+	def(&c.MaxTime, "maxTime")
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -58,29 +81,45 @@ func (c Config) withDefaults() Config {
 
 // Validate reports whether c, with its defaults applied, describes a
 // usable collection: Size at least 1, field names that are plain
-// (no '.', not starting with '$', not "_id") and distinct.
+// (no '.', not starting with '$', not "_id") and distinct. Its errors wrap
+// ErrInvalidConfig.
 func (c Config) Validate() error {
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("bucket: config: %w: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+func (c Config) validate() error {
 	c = c.withDefaults()
 	if c.Size < 1 {
-		return fmt.Errorf("bucket: config: Size must be at least 1, got %d", c.Size)
+		return fmt.Errorf("Size must be at least 1, got %d", c.Size)
 	}
 	names := []struct{ what, name string }{
 		{"Owner", c.Owner}, {"Elements", c.Elements}, {"Count", c.Count}, {"OpenedAt", c.OpenedAt},
 	}
+	if c.Time != "" {
+		names = append(names, struct{ what, name string }{"MinTime", c.MinTime}, struct{ what, name string }{"MaxTime", c.MaxTime})
+	}
 	seen := map[string]string{}
 	for _, n := range names {
 		if err := plainField(n.name); err != nil {
-			return fmt.Errorf("bucket: config: %s: %w", n.what, err)
+			return fmt.Errorf("%s: %w", n.what, err)
 		}
 		if prev, dup := seen[n.name]; dup {
-			return fmt.Errorf("bucket: config: %s and %s are both %q", prev, n.what, n.name)
+			return fmt.Errorf("%s and %s are both %q", prev, n.what, n.name)
 		}
 		seen[n.name] = n.what
 	}
-	if c.ElementID != "" {
-		if err := plainField(c.ElementID); err != nil {
-			return fmt.Errorf("bucket: config: ElementID: %w", err)
+	for _, n := range []struct{ what, name string }{{"ElementID", c.ElementID}, {"Time", c.Time}} {
+		if n.name != "" {
+			if err := plainField(n.name); err != nil {
+				return fmt.Errorf("%s: %w", n.what, err)
+			}
 		}
+	}
+	if c.Time != "" && c.Time == c.ElementID {
+		return fmt.Errorf("ElementID and Time are both %q", c.Time)
 	}
 	return nil
 }
@@ -113,7 +152,7 @@ type Store[E any] struct {
 // database; call EnsureIndexes once before relying on the reads' plans.
 func New[E any](coll *mongo.Collection, cfg Config) (*Store[E], error) {
 	if coll == nil {
-		return nil, errors.New("bucket: new: nil collection")
+		return nil, fmt.Errorf("bucket: new: %w: nil collection", ErrInvalidConfig)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -127,21 +166,42 @@ func (s *Store[E]) Collection() *mongo.Collection { return s.coll }
 // Config returns the Store's configuration with defaults applied.
 func (s *Store[E]) Config() Config { return s.cfg }
 
-// PageIndex returns the keys of the index that serves page reads and the
-// append filter: {owner: 1, openedAt: -1}.
+// PageIndex returns the keys of the index that serves page reads:
+// {owner: 1, openedAt: -1}.
 func (s *Store[E]) PageIndex() bson.D {
 	return bson.D{{Key: s.cfg.Owner, Value: 1}, {Key: s.cfg.OpenedAt, Value: -1}}
+}
+
+// AppendIndex returns the keys of the index that serves the append
+// filter {owner, count: {$lte: Size-k}}: {owner: 1, count: 1}. Its bounds
+// on count stop below the full buckets, so an append examines only the
+// owner's open buckets, however long the history.
+func (s *Store[E]) AppendIndex() bson.D {
+	return bson.D{{Key: s.cfg.Owner, Value: 1}, {Key: s.cfg.Count, Value: 1}}
+}
+
+// TimeIndex returns the keys of the index that serves Range, with
+// Config.Time: {owner: 1, maxTime: 1, minTime: 1}; nil without Time.
+func (s *Store[E]) TimeIndex() bson.D {
+	if s.cfg.Time == "" {
+		return nil
+	}
+	return bson.D{{Key: s.cfg.Owner, Value: 1}, {Key: s.cfg.MaxTime, Value: 1}, {Key: s.cfg.MinTime, Value: 1}}
 }
 
 // elementPath returns "elements.<id>".
 func (s *Store[E]) elementPath() string { return s.cfg.Elements + "." + s.cfg.ElementID }
 
-// EnsureIndexes creates the page index and, with Config.ElementID, the
-// element index {owner: 1, "elements.<id>": 1}. It is idempotent; an
-// existing index with the same keys and other options fails with
-// IndexOptionsConflict (85) or IndexKeySpecsConflict (86).
+// EnsureIndexes creates the page index, the append index, with
+// Config.ElementID the element index {owner: 1, "elements.<id>": 1}, and
+// with Config.Time the time index. It is idempotent; an existing index
+// with the same keys and other options fails with IndexOptionsConflict
+// (85) or IndexKeySpecsConflict (86).
 func (s *Store[E]) EnsureIndexes(ctx context.Context) error {
-	models := []mongo.IndexModel{{Keys: s.PageIndex()}}
+	models := []mongo.IndexModel{{Keys: s.PageIndex()}, {Keys: s.AppendIndex()}}
+	if s.cfg.Time != "" {
+		models = append(models, mongo.IndexModel{Keys: s.TimeIndex()})
+	}
 	if s.cfg.ElementID != "" {
 		models = append(models, mongo.IndexModel{
 			Keys: bson.D{{Key: s.cfg.Owner, Value: 1}, {Key: s.elementPath(), Value: 1}},
@@ -162,6 +222,9 @@ type Info struct {
 	OpenedAt time.Time
 	// Count is the stored count field.
 	Count int
+	// MinTime and MaxTime are the bounds of the elements' times, with
+	// Config.Time; zero when the bucket is empty or Time is not set.
+	MinTime, MaxTime time.Time
 }
 
 // decodeInfo reads the bucket fields of a stored bucket.
@@ -185,6 +248,18 @@ func (s *Store[E]) decodeInfo(doc bson.Raw) (Info, error) {
 			return in, fmt.Errorf("bucket %v: %s is %v, not a number", id, s.cfg.Count, v.Type)
 		}
 		in.Count = int(n)
+	}
+	if s.cfg.Time != "" {
+		for _, b := range []struct {
+			name string
+			to   *time.Time
+		}{{s.cfg.MinTime, &in.MinTime}, {s.cfg.MaxTime, &in.MaxTime}} {
+			if v, err := doc.LookupErr(b.name); err == nil {
+				if t, ok := v.TimeOK(); ok {
+					*b.to = t.UTC()
+				}
+			}
+		}
 	}
 	return in, nil
 }

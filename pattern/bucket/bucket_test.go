@@ -204,7 +204,7 @@ func TestAppendRequiresElementID(t *testing.T) {
 
 func TestEnsureIndexes(t *testing.T) {
 	ctx := context.Background()
-	s, coll := newStore(t, Config{Size: 5, Owner: "customerId", Elements: "trades", ElementID: "tradeId"})
+	s, coll := newStore(t, Config{Size: 5, Owner: "customerId", Elements: "trades", Count: "n", ElementID: "tradeId"})
 	if err := s.EnsureIndexes(ctx); err != nil { // idempotent
 		t.Fatal(err)
 	}
@@ -223,6 +223,7 @@ func TestEnsureIndexes(t *testing.T) {
 	want := map[string]string{
 		"_id_":                          `{"_id": {"$numberInt":"1"}}`,
 		"customerId_1_openedAt_-1":      `{"customerId": {"$numberInt":"1"},"openedAt": {"$numberInt":"-1"}}`,
+		"customerId_1_n_1":              `{"customerId": {"$numberInt":"1"},"n": {"$numberInt":"1"}}`,
 		"customerId_1_trades.tradeId_1": `{"customerId": {"$numberInt":"1"},"trades.tradeId": {"$numberInt":"1"}}`,
 	}
 	if len(got) != len(want) {

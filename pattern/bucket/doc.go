@@ -19,8 +19,16 @@
 //	  count: 3, elements: [ {id: "t1", …}, {id: "t2", …}, {id: "t3", …} ] }
 //
 // count is len(elements), kept in the document because an update filter
-// cannot compare an array's length with a number; openedAt is the time the
-// bucket was opened (Config.Clock) and orders an owner's buckets.
+// cannot compare an array's length with a number; openedAt orders an
+// owner's buckets. With Config.Time (the date field inside each element,
+// a tick's "at") a bucket also carries the bounds of its elements' times,
+//
+//	{ …, openedAt: ISODate("2019-03-01T09:00Z"), minTime: ISODate("2019-03-01T09:00Z"),
+//	  maxTime: ISODate("2019-03-01T09:49Z"), count: 50, elements: [ {at: …, px: …}, … ] }
+//
+// and openedAt is the time of the first element(s) the bucket received,
+// taken from the elements, so a history loaded today keeps its own dates;
+// without Time, openedAt is the clock's time at the append (Config.Clock).
 //
 // # Writes
 //
@@ -37,7 +45,30 @@
 // document, and count must not appear in $setOnInsert as well: the same
 // path in two operators fails with ConflictingUpdateOperators (40).
 // AppendMany pushes k elements with $each under the filter
-// {count: {$lte: Size-k}}.
+// {count: {$lte: Size-k}}. With Config.Time the same update also carries
+// {$min: {minTime: t}, $max: {maxTime: t}} (t the smallest and largest
+// time of the pushed elements), which create the bounds on insert and
+// widen them otherwise, and openedAt comes from the elements.
+//
+// The filter is served by the append index {owner: 1, count: 1}: its
+// bounds on count, [MinKey… Size-k], stop below the full buckets, so an
+// append examines the owner's open buckets only (usually one, none when
+// all are full), whatever the length of the history. On {owner: 1,
+// openedAt: -1} alone it would examine every bucket of the owner whenever
+// none is open, which every full AppendMany batch is.
+//
+// Load bulk-loads a history: it inserts the elements as new buckets of
+// Size with one insertMany, bounds and openedAt computed, without looking
+// for an open bucket.
+//
+// Remove deletes one element (a refund, an unlike) in one update of the
+// bucket holding it: an update pipeline that cuts the first element with
+// the id out of the array and sets count to $size of what is left and
+// the bounds to $min/$max of the remaining times, from the bucket as it is
+// at that moment, so concurrent appends and removes keep count and bounds
+// exact. An emptied bucket stays (count 0, no bounds) and takes the next
+// appends. Replace with Config.Time uses the same kind of pipeline, so the
+// bounds follow the element's new time; Update may not change the time.
 //
 // # Reads
 //
@@ -54,6 +85,13 @@
 // ({"elements.$": 1}); Replace rewrites one element with the positional
 // operator ("elements.$") and Update changes fields of one element with a
 // filtered positional operator ("elements.$[e]") and arrayFilters.
+//
+// Range returns an owner's elements with from <= time < to. It reads
+// find({owner, maxTime: {$gte: from}, minTime: {$lt: to}}): on the time
+// index {owner: 1, maxTime: 1, minTime: 1} both conditions are index
+// bounds, so only the buckets overlapping the range are fetched (a
+// one-hour range over 2,000 buckets of 50 one-second ticks fetches 72);
+// the keys scanned are those of the buckets ending after from.
 //
 // # Two open buckets
 //
@@ -73,25 +111,45 @@
 // # Indexes
 //
 // EnsureIndexes creates {owner: 1, openedAt: -1}, which serves the page
-// read, the keyset and the prefix of the append filter, and, when
-// Config.ElementID is set, {owner: 1, "elements.<id>": 1} (multikey) for
-// Find, Replace and Update.
+// read and the keyset, {owner: 1, count: 1} for the append filter, when
+// Config.ElementID is set {owner: 1, "elements.<id>": 1} (multikey) for
+// Find, Replace, Update and Remove, and when Config.Time is set
+// {owner: 1, maxTime: 1, minTime: 1} for Range.
 //
 // # Verify and Repair
 //
-// count copies len(elements). Verify reports buckets whose count differs
-// from the array length (for example after a $pull written without
-// $inc: {count: -1}), whose array exceeds Size, or whose shape is broken;
-// Repair sets count to the array length with a conditional update that
-// loses no concurrent append. Oversized buckets are reported, not split.
+// count copies len(elements) and the bounds copy the elements' times.
+// Verify reports buckets whose count differs from the array length (for
+// example after a $pull written without $inc: {count: -1}), whose bounds
+// are not the smallest and largest element time, whose array exceeds
+// Size, or whose shape is broken (with Config.Time: an element without a
+// date). Repair recomputes count and bounds with one pipeline update of
+// the bucket, from its array at that moment, which loses no concurrent
+// write, and splits oversized buckets.
+//
+// # Atomicity
+//
+// Every verb (Append, AppendMany, Remove, Replace, Update) writes one
+// bucket in one update and is atomic on any deployment. The one write that
+// touches several documents is Repair's split of an oversized bucket (the
+// excess moves to new buckets). It runs in pattern.Atomic: in a
+// transaction where the deployment has them (a replica set), so the new
+// buckets and the trimmed original commit together. Without transactions
+// (a standalone server, the embedded engine today) the new buckets are
+// inserted first and the original is trimmed only if it is still exactly
+// as read (otherwise the new buckets are deleted and the next Repair tries
+// again); a crash between the two leaves the excess elements in both
+// buckets, duplicated but never lost.
 //
 // # The mistake it guards against
 //
 // Putting count in $setOnInsert next to $inc (error 40), unbounded arrays
 // (one document per owner growing to 16 MiB), paging with skip (each page
 // slower than the last; keyset instead), strict $lt keysets that skip
-// buckets opened in the same millisecond, and reads that assume exactly
-// one open bucket.
+// buckets opened in the same millisecond, reads that assume exactly one
+// open bucket, an append filter whose index reaches every bucket of the
+// owner, a clock time where the elements' own time is meant, and a $pull
+// that does not fix count and bounds in the same update.
 //
 // Following https://www.mongodb.com/docs/manual/data-modeling/design-patterns/group-data/bucket-pattern/
 package bucket

@@ -12,7 +12,7 @@ import (
 )
 
 // errNoElementID is returned by the element verbs without Config.ElementID.
-var errNoElementID = errors.New("Config.ElementID is not set")
+var errNoElementID = fmt.Errorf("%w: Config.ElementID is not set", ErrInvalidConfig)
 
 // elementFilter selects the owner's bucket holding element id.
 func (s *Store[E]) elementFilter(owner, id any) bson.D {
@@ -33,11 +33,13 @@ func (s *Store[E]) Find(ctx context.Context, owner, id any) (E, Info, error) {
 		{Key: s.cfg.Elements + ".$", Value: 1},
 		{Key: s.cfg.OpenedAt, Value: 1},
 		{Key: s.cfg.Count, Value: 1},
+		{Key: s.cfg.MinTime, Value: 1},
+		{Key: s.cfg.MaxTime, Value: 1},
 	}
 	var doc bson.Raw
 	err := s.coll.FindOne(ctx, s.elementFilter(owner, id), options.FindOne().SetProjection(proj)).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return zero, Info{}, fmt.Errorf("bucket: find: %w", ErrNotFound)
+		return zero, Info{}, fmt.Errorf("bucket: find: %v: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return zero, Info{}, fmt.Errorf("bucket: find: %w", err)
@@ -80,13 +82,28 @@ func (s *Store[E]) Replace(ctx context.Context, owner, id any, e E) error {
 	if !got.Equal(bson.RawValue{Type: t, Value: data}) {
 		return fmt.Errorf("bucket: replace: element's %s is %v, want %v", s.cfg.ElementID, got, id)
 	}
+	if s.cfg.Time != "" {
+		// The replacement's time may lie outside the bounds, and the old
+		// one may have been a bound: recompute both in the same update.
+		if _, err := s.inspect(e, timeSpan{}); err != nil {
+			return fmt.Errorf("bucket: replace: %w", err)
+		}
+		r, err := s.coll.UpdateOne(ctx, s.elementFilter(owner, id), s.replacePipeline(id, bson.Raw(doc)))
+		if err != nil {
+			return fmt.Errorf("bucket: replace: %w", err)
+		}
+		if r.MatchedCount == 0 {
+			return fmt.Errorf("bucket: replace: %v: %w", id, ErrNotFound)
+		}
+		return nil
+	}
 	upd := bson.D{{Key: "$set", Value: bson.D{{Key: s.cfg.Elements + ".$", Value: bson.Raw(doc)}}}}
 	r, err := s.coll.UpdateOne(ctx, s.elementFilter(owner, id), upd)
 	if err != nil {
 		return fmt.Errorf("bucket: replace: %w", err)
 	}
 	if r.MatchedCount == 0 {
-		return fmt.Errorf("bucket: replace: %w", ErrNotFound)
+		return fmt.Errorf("bucket: replace: %v: %w", id, ErrNotFound)
 	}
 	return nil
 }
@@ -111,6 +128,8 @@ func (s *Store[E]) Update(ctx context.Context, owner, id any, set bson.D) error 
 			return fmt.Errorf("bucket: update: %q is not a field path", f.Key)
 		case f.Key == s.cfg.ElementID || strings.HasPrefix(f.Key, s.cfg.ElementID+"."):
 			return fmt.Errorf("bucket: update: %q would change the element id", f.Key)
+		case s.cfg.Time != "" && (f.Key == s.cfg.Time || strings.HasPrefix(f.Key, s.cfg.Time+".")):
+			return fmt.Errorf("bucket: update: %q would change the element time (use Replace, which keeps the bounds)", f.Key)
 		}
 		fields = append(fields, bson.E{Key: s.cfg.Elements + ".$[e]." + f.Key, Value: f.Value})
 	}
@@ -120,7 +139,7 @@ func (s *Store[E]) Update(ctx context.Context, owner, id any, set bson.D) error 
 		return fmt.Errorf("bucket: update: %w", err)
 	}
 	if r.MatchedCount == 0 {
-		return fmt.Errorf("bucket: update: %w", ErrNotFound)
+		return fmt.Errorf("bucket: update: %v: %w", id, ErrNotFound)
 	}
 	return nil
 }

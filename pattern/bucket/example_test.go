@@ -2,6 +2,7 @@ package bucket_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -35,7 +36,7 @@ func connect(ctx context.Context) (*mongo.Client, func()) {
 
 // Trades of one customer go into buckets of three; pages come back newest
 // first, one bucket each.
-func Example() {
+func ExampleNew() {
 	ctx := context.Background()
 	client, done := connect(ctx)
 	defer done()
@@ -131,4 +132,98 @@ func ExampleStore_Append() {
 	// count: 3
 	// elements: [17 18 21]
 	// openedAt: 1746057600000
+}
+
+// Price ticks loaded from history: each bucket carries the bounds of its
+// ticks' own times, and a time range reads only the buckets overlapping
+// it, through the time index.
+func ExampleStore_Range() {
+	ctx := context.Background()
+	client, done := connect(ctx)
+	defer done()
+
+	type Tick struct {
+		At time.Time `bson:"at"`
+		Px float64   `bson:"px"`
+	}
+	ticks, err := bucket.New[Tick](client.Database("shop").Collection("ticks"), bucket.Config{
+		Size: 4, Owner: "symbol", Time: "at",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := ticks.EnsureIndexes(ctx); err != nil {
+		log.Fatal(err)
+	}
+	start := time.Date(2019, 3, 1, 9, 0, 0, 0, time.UTC)
+	batch := make([]Tick, 4)
+	for i := range 12 { // three buckets of four, one tick a minute
+		batch[i%4] = Tick{At: start.Add(time.Duration(i) * time.Minute), Px: 100 + float64(i)}
+		if i%4 == 3 {
+			if _, err := ticks.AppendMany(ctx, "MDB", batch); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	infos, err := ticks.Buckets(ctx, "MDB")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, in := range infos {
+		fmt.Println("bucket", in.MinTime.Format("15:04"), "to", in.MaxTime.Format("15:04"), "opened", in.OpenedAt.Format("2006-01-02 15:04"))
+	}
+	got, err := ticks.Range(ctx, "MDB", start.Add(3*time.Minute), start.Add(6*time.Minute))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range got {
+		fmt.Println(t.At.Format("15:04"), t.Px)
+	}
+	// Output:
+	// bucket 09:08 to 09:11 opened 2019-03-01 09:08
+	// bucket 09:04 to 09:07 opened 2019-03-01 09:04
+	// bucket 09:00 to 09:03 opened 2019-03-01 09:00
+	// 09:03 103
+	// 09:04 104
+	// 09:05 105
+}
+
+// A refund removes one trade from its bucket; count follows in the same
+// update.
+func ExampleStore_Remove() {
+	ctx := context.Background()
+	client, done := connect(ctx)
+	defer done()
+
+	trades, err := bucket.New[Trade](client.Database("shop").Collection("tradeBuckets"), bucket.Config{
+		Size: 10, Owner: "customerId", Elements: "trades", ElementID: "tradeId",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := trades.EnsureIndexes(ctx); err != nil {
+		log.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if _, err := trades.Append(ctx, 123, Trade{TradeID: id, Ticker: "MDB", Qty: 1}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := trades.Remove(ctx, 123, "t2"); err != nil {
+		log.Fatal(err)
+	}
+	err = trades.Remove(ctx, 123, "t2")
+	fmt.Println("again:", errors.Is(err, bucket.ErrNotFound))
+	all, err := trades.All(ctx, 123)
+	if err != nil {
+		log.Fatal(err)
+	}
+	infos, err := trades.Buckets(ctx, 123)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(all), "trades, count", infos[0].Count)
+	// Output:
+	// again: true
+	// 2 trades, count 2
 }

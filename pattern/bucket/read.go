@@ -159,7 +159,8 @@ func (s *Store[E]) All(ctx context.Context, owner any) ([]E, error) {
 // newest first.
 func (s *Store[E]) Buckets(ctx context.Context, owner any) ([]Info, error) {
 	opts := options.Find().SetSort(s.PageSort()).
-		SetProjection(bson.D{{Key: s.cfg.OpenedAt, Value: 1}, {Key: s.cfg.Count, Value: 1}})
+		SetProjection(bson.D{{Key: s.cfg.OpenedAt, Value: 1}, {Key: s.cfg.Count, Value: 1},
+			{Key: s.cfg.MinTime, Value: 1}, {Key: s.cfg.MaxTime, Value: 1}})
 	c, err := s.coll.Find(ctx, bson.D{{Key: s.cfg.Owner, Value: owner}}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("bucket: buckets: %w", err)

@@ -2,11 +2,9 @@ package bucket
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // Kind classifies a Problem.
@@ -17,12 +15,17 @@ const (
 	// length of the elements array. Repair fixes it.
 	KindCount Kind = iota + 1
 	// KindOverSize: the array holds more than Size elements (written
-	// outside the Store, or Size lowered). Repair reports it and leaves
-	// the bucket alone: splitting it cannot be done in one atomic write.
+	// outside the Store, or Size lowered). Repair moves the excess into
+	// new buckets (see split for its atomicity).
 	KindOverSize
-	// KindShape: elements is missing or not an array, or openedAt is
-	// missing or not a date. Repair leaves it alone.
+	// KindShape: elements is missing or not an array, openedAt is
+	// missing or not a date, or, with Config.Time, an element has no
+	// date there. Repair leaves it alone.
 	KindShape
+	// KindBounds: with Config.Time, minTime or maxTime differs from the
+	// smallest or largest element time (a missing bound hides the bucket
+	// from Range). Repair recomputes them.
+	KindBounds
 )
 
 // String returns the kind's name.
@@ -34,6 +37,8 @@ func (k Kind) String() string {
 		return "oversize"
 	case KindShape:
 		return "shape"
+	case KindBounds:
+		return "bounds"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -95,12 +100,12 @@ func (s *Store[E]) VerifyOwner(ctx context.Context, owner any) (Report, error) {
 	return r, nil
 }
 
-// Repair runs Verify and sets count to len(elements) in every bucket
-// where they disagree. Each fix is one update conditional on the count and
-// array length it read ({_id, count: old, elements: {$size: n}}), so an
-// Append that lands in between is never undone: the bucket is read again
-// and the fix retried. Problems it cannot fix stay in the report with
-// Repaired false.
+// Repair runs Verify and fixes what it can. A wrong count or wrong bounds
+// are recomputed from the bucket's array in one pipeline update of that
+// bucket ({$set: {count: {$size: "$elements"}, minTime: {$min: …}, …}}),
+// so an Append, Remove or Replace landing in between is never undone. An
+// oversized bucket is split: its excess moves to new buckets (see split).
+// Problems it cannot fix stay in the report with Repaired false.
 func (s *Store[E]) Repair(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, bson.D{}, true)
 	if err != nil {
@@ -130,14 +135,12 @@ func (s *Store[E]) verify(ctx context.Context, filter bson.D, repair bool) (Repo
 		r.Buckets++
 		ps, n := s.check(doc)
 		r.Elements += n
-		for _, p := range ps {
-			if repair && p.Kind == KindCount {
-				if p.Repaired, err = s.fixCount(ctx, doc); err != nil {
-					return r, err
-				}
+		if repair {
+			if err := s.repairBucket(ctx, doc, ps); err != nil {
+				return r, err
 			}
-			r.Problems = append(r.Problems, p)
 		}
+		r.Problems = append(r.Problems, ps...)
 	}
 	return r, c.Err()
 }
@@ -191,54 +194,92 @@ func (s *Store[E]) check(doc bson.Raw) ([]Problem, int) {
 	if n > s.cfg.Size {
 		add(KindOverSize, fmt.Sprintf("%s has %d elements, Size is %d", s.cfg.Elements, n, s.cfg.Size))
 	}
+	if s.cfg.Time != "" {
+		s.checkBounds(doc, vals, add)
+	}
 	return ps, n
 }
 
-// fixCount sets count to len(elements) in the bucket doc was read from,
-// retrying on the current version when a concurrent write changed it. It
-// reports whether the bucket ends up consistent.
-func (s *Store[E]) fixCount(ctx context.Context, doc bson.Raw) (bool, error) {
-	id := doc.Lookup("_id")
-	for attempt := 0; attempt < 5; attempt++ {
-		v, err := doc.LookupErr(s.cfg.Elements)
-		if err != nil {
-			return false, nil
+// checkBounds adds the problems of the time bounds of a bucket with
+// elements vals: elements without a date, bounds that are not the
+// smallest and largest date.
+func (s *Store[E]) checkBounds(doc bson.Raw, vals []bson.RawValue, add func(Kind, string)) {
+	var span timeSpan
+	undated := 0
+	for _, v := range vals {
+		t, ok := bson.RawValue{}, false
+		if d, isDoc := v.DocumentOK(); isDoc {
+			t = d.Lookup(s.cfg.Time)
+			_, ok = t.DateTimeOK()
 		}
-		arr, ok := v.ArrayOK()
 		if !ok {
-			return false, nil
+			undated++
+			continue
 		}
-		vals, err := arr.Values()
-		if err != nil {
-			return false, nil
-		}
-		n := len(vals)
-		filter := bson.D{{Key: "_id", Value: id}}
-		if cnt, err := doc.LookupErr(s.cfg.Count); err != nil {
-			filter = append(filter, bson.E{Key: s.cfg.Count, Value: bson.D{{Key: "$exists", Value: false}}})
-		} else {
-			if c, ok := cnt.AsInt64OK(); ok && cnt.IsNumber() && float64(c) == cnt.AsFloat64() && c == int64(n) {
-				return true, nil // already consistent
-			}
-			filter = append(filter, bson.E{Key: s.cfg.Count, Value: cnt})
-		}
-		filter = append(filter, bson.E{Key: s.cfg.Elements, Value: bson.D{{Key: "$size", Value: n}}})
-		upd := bson.D{{Key: "$set", Value: bson.D{{Key: s.cfg.Count, Value: int32(n)}}}}
-		r, err := s.coll.UpdateOne(ctx, filter, upd)
-		if err != nil {
-			return false, err
-		}
-		if r.MatchedCount == 1 {
-			return true, nil
-		}
-		// Changed under us: read the current version and try again.
-		err = s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
+		span = span.widen(bson.DateTime(t.DateTime()))
+	}
+	if undated > 0 {
+		add(KindShape, fmt.Sprintf("%d elements have no date in %q", undated, s.cfg.Time))
+	}
+	for _, b := range []struct {
+		name string
+		want bson.DateTime
+	}{{s.cfg.MinTime, span.min}, {s.cfg.MaxTime, span.max}} {
+		v, err := doc.LookupErr(b.name)
+		switch {
+		case err != nil && span.set:
+			add(KindBounds, fmt.Sprintf("%s is missing, want %v", b.name, b.want.Time().UTC()))
+		case err != nil:
+		case !span.set:
+			add(KindBounds, fmt.Sprintf("%s is %v, want none: no dated element", b.name, v))
+		case v.Type != bson.TypeDateTime || v.DateTime() != int64(b.want):
+			add(KindBounds, fmt.Sprintf("%s is %v, want %v", b.name, v, b.want.Time().UTC()))
 		}
 	}
-	return false, nil
+}
+
+// repairBucket fixes the problems ps of the bucket doc, marking those it
+// fixed.
+func (s *Store[E]) repairBucket(ctx context.Context, doc bson.Raw, ps []Problem) error {
+	recompute, over := false, false
+	for _, p := range ps {
+		recompute = recompute || p.Kind == KindCount || p.Kind == KindBounds
+		over = over || p.Kind == KindOverSize
+	}
+	if recompute {
+		ok, err := s.recompute(ctx, doc)
+		if err != nil {
+			return err
+		}
+		for i := range ps {
+			if ps[i].Kind == KindCount || ps[i].Kind == KindBounds {
+				ps[i].Repaired = ok
+			}
+		}
+	}
+	if over {
+		ok, err := s.split(ctx, doc.Lookup("_id"))
+		if err != nil {
+			return err
+		}
+		for i := range ps {
+			if ps[i].Kind == KindOverSize {
+				ps[i].Repaired = ok
+			}
+		}
+	}
+	return nil
+}
+
+// recompute sets count and, with Config.Time, the bounds of the bucket doc
+// was read from to what its array holds at the moment of the update: one
+// pipeline update of that bucket, so a concurrent write is never undone.
+// It reports whether the bucket still exists with an array.
+func (s *Store[E]) recompute(ctx context.Context, doc bson.Raw) (bool, error) {
+	filter := bson.D{{Key: "_id", Value: doc.Lookup("_id")}, {Key: s.cfg.Elements, Value: bson.D{{Key: "$type", Value: "array"}}}}
+	r, err := s.coll.UpdateOne(ctx, filter, bson.A{bson.D{{Key: "$set", Value: s.derived()}}})
+	if err != nil {
+		return false, err
+	}
+	return r.MatchedCount == 1, nil
 }

@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -90,7 +91,7 @@ func TestVerifyRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range r.Problems {
-		if (p.Kind == KindCount) != p.Repaired {
+		if (p.Kind == KindCount || p.Kind == KindOverSize) != p.Repaired {
 			t.Errorf("Repair: %s %v repaired=%v", p.ID, p.Kind, p.Repaired)
 		}
 	}
@@ -116,8 +117,20 @@ func TestVerifyRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Problems) != 3 { // over, broken ×2
+	if len(r.Problems) != 2 { // broken ×2
 		t.Errorf("after Repair: %+v", r.Problems)
+	}
+	// The oversized bucket was split: 4 kept, 1 moved to a new bucket.
+	var sizes []int
+	for _, d := range stored(t, coll, bson.D{{Key: "owner", Value: 3}, {Key: "elements", Value: bson.D{{Key: "$type", Value: "array"}}}}) {
+		sizes = append(sizes, arrayLen(d, "elements"))
+		if int(d.Lookup("count").Int32()) != arrayLen(d, "elements") {
+			t.Errorf("split bucket %s", d)
+		}
+	}
+	slices.Sort(sizes)
+	if !slices.Equal(sizes, []int{1, 4}) {
+		t.Errorf("owner 3 buckets after the split hold %v, want [1 4]", sizes)
 	}
 
 	// Per owner.
@@ -145,9 +158,9 @@ func TestRepairKeepsConcurrentAppend(t *testing.T) {
 	}
 	// count 9 < Size, so an append still lands here: count 10, 4 elements.
 	fill(t, s, 1, 3, 4)
-	ok, err := s.fixCount(ctx, stale)
+	ok, err := s.recompute(ctx, stale)
 	if err != nil || !ok {
-		t.Fatalf("fixCount: %v, %v", ok, err)
+		t.Fatalf("recompute: %v, %v", ok, err)
 	}
 	var d bson.Raw
 	if err := coll.FindOne(ctx, bson.D{}).Decode(&d); err != nil {

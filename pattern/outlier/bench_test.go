@@ -112,11 +112,11 @@ func BenchmarkAllBuyers(b *testing.B) {
 }
 
 // benchOutlier loads the bench books with the outlier pattern.
-func benchOutlier(b *testing.B) *Store[string] {
+func benchOutlier(b *testing.B) *Store[bson.D, string] {
 	ctx := context.Background()
 	s, _, _ := newStore(b, Config{Threshold: benchThreshold, Overflow: bucket.Config{Size: 1000}})
 	for id := range benchBooks {
-		if err := s.Create(ctx, id, bson.D{{Key: "title", Value: fmt.Sprintf("book %d", id)}}); err != nil {
+		if err := mk(ctx, s, id, bson.D{{Key: "title", Value: fmt.Sprintf("book %d", id)}}); err != nil {
 			b.Fatal(err)
 		}
 		for u := range buyersOf(id) {

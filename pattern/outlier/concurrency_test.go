@@ -24,7 +24,7 @@ func TestAppendConcurrent(t *testing.T) {
 	)
 	s, parents, overflow := newStore(t, Config{Threshold: threshold, Overflow: bucket.Config{Size: 30}})
 	for _, id := range []int{1, 2} {
-		if err := s.Create(ctx, id, nil); err != nil {
+		if err := mk(ctx, s, id, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

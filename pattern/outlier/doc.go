@@ -29,10 +29,16 @@
 //
 // # Writes
 //
-// Create inserts a parent with count 0, an empty list and hasOverflow
-// false. The counter must exist: {count: {$lt: Threshold}} does not match
-// a document without it, and such a parent would send every element to
-// overflow. Append runs
+// Store[P, E] is generic over the user's parent type P (a struct with bson
+// tags, or bson.D) and the element type E; Get and GetAll return the
+// parent decoded into P. Create inserts a parent with count 0, an empty
+// list and hasOverflow false. A parent the application inserted itself
+// works too: {count: {$lt: Threshold}} does not match a document without
+// the counter, so when both updates below miss and the parent turns out to
+// have no counter, Append initialises it with one pipeline update
+// conditional on the counter still missing ({count: $size of the list it
+// may hold, list: [] if none, hasOverflow: false if none}) and tries
+// again. Append runs
 //
 //	updateOne({_id: p, count: {$lt: Threshold}}, {$push: {items: e}, $inc: {count: 1}})
 //
@@ -43,13 +49,54 @@
 //
 // and appends e to the parent's overflow buckets. Only when this second
 // conditional update matches nothing either does it read the parent, to
-// return ErrNoParent (no such document) or ErrNoCounter (count missing or
-// not a number) instead of mistaking either for "full". The flag and the
+// return ErrParentNotFound (no such document) or ErrNoCounter (count not
+// a number), or to initialise a parent without a counter, instead of
+// mistaking any of them for "full". The flag and the
 // counter move before the overflow append, so a crash in between leaves a
 // counter one too high (Verify reports it, Repair fixes it), never an
 // element that reads cannot see. Concurrent Appends to one parent are
 // safe: each conditional update is atomic, the embedded array never passes
 // Threshold, and overflow appends have the bucket package's guarantees.
+//
+// Remove takes one element out (a refund, an unlike; Config.ElementID
+// names its id). An embedded element goes in one pipeline update of the
+// parent that cuts the first element with the id out of the list and
+// lowers count by one in the same write. Otherwise the element is removed
+// from its overflow bucket (bucket.Store.Remove: one update of that
+// bucket, its count and bounds kept) and the parent's count then lowered
+// with $inc: -1. Replace rewrites one element in place, in the list with
+// the positional operator or in its bucket. A removal frees an embedded
+// slot: later appends embed again while count is below Threshold, so the
+// list never passes it; emptied overflow buckets stay (and the flag with
+// them) and take later overflow.
+//
+// # Composition: Feed
+//
+// Store.Feed makes the Store a pattern.Dependent of a source collection
+// (purchases → book.buyers): each source document is one element of the
+// parent its parent field names, built by a function of the user's.
+// pattern.NewSource(purchases, feed) then maintains the buyers with every
+// purchase write: an insert appends, a delete removes, an update that
+// changes the parent (a move) removes from the old and appends to the new,
+// and one that changes only the element replaces it in place. Check (the
+// Dependent's) runs Verify or Repair and compares each parent's elements
+// with its source documents, appending what is missing, removing what has
+// no source or is there twice, replacing what differs, and reports source
+// documents whose parent does not exist.
+//
+// # Atomicity
+//
+// Append into the list, Remove from the list, Replace and the
+// initialisation are single-document updates, atomic anywhere. Append
+// into overflow and Remove from overflow write two documents (parent
+// counter, overflow bucket). Remove runs them in pattern.Atomic: in one
+// transaction where the deployment has them. Append and, without
+// transactions, Remove order them so that a failure leaves at worst a
+// counter one too high, which Verify reports and Repair fixes; an element
+// is never lost or hidden. A Feed's Apply is one Store write per side; a
+// move without transactions may fail between its removal and its append,
+// which Check with repair puts right (pattern.Source runs the source
+// write and every Apply in one transaction where it can).
 //
 // # Reads
 //
@@ -65,13 +112,16 @@
 //
 // # Verify and Repair
 //
-// Verify checks every parent: count equals the embedded length plus the
+// Verify (and Check of a Feed) checks every parent: count equals the embedded length plus the
 // overflow total, hasOverflow equals the presence of overflow buckets, the
 // embedded list holds at most Threshold elements; and it reports overflow
 // buckets whose parent is gone and the overflow buckets' own problems.
 // Repair fixes counters and flags (adopting parents created without a
 // counter), with updates conditional on what it read, and repairs the
-// overflow buckets' counts. It is meant for quiet parents: an Append in
+// overflow buckets' counts, and moves the excess of a list past Threshold
+// to new overflow buckets in pattern.Atomic (with transactions, one
+// commit; without, inserted first and the list then trimmed only if
+// unchanged, so a crash duplicates and never loses). It is meant for quiet parents: an Append in
 // flight between its two writes can make Repair miscount that parent by
 // one, which the next Verify shows and the next Repair fixes.
 //

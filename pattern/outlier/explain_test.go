@@ -19,7 +19,7 @@ func TestOverflowPlan(t *testing.T) {
 	ctx := context.Background()
 	s, _, overflow := newStore(t, Config{Threshold: 2, Overflow: bucket.Config{Size: 3}})
 	for id := range 5 {
-		if err := s.Create(ctx, id, nil); err != nil {
+		if err := mk(ctx, s, id, nil); err != nil {
 			t.Fatal(err)
 		}
 		for u := range 20 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,14 +28,14 @@ func tickClock() func() time.Time {
 
 // newStore returns a Store of strings (buyer names) over fresh
 // collections "books" and "bookBuyersOverflow", indexes made.
-func newStore(t testing.TB, cfg Config) (*Store[string], *mongo.Collection, *mongo.Collection) {
+func newStore(t testing.TB, cfg Config) (*Store[bson.D, string], *mongo.Collection, *mongo.Collection) {
 	t.Helper()
 	db := testenv.Database(t)
 	parents, overflow := db.Collection("books"), db.Collection("bookBuyersOverflow")
 	if cfg.Overflow.Clock == nil {
 		cfg.Overflow.Clock = tickClock()
 	}
-	s, err := New[string](parents, overflow, cfg)
+	s, err := New[bson.D, string](parents, overflow, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +117,10 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	db := testenv.Database(t)
-	if _, err := New[string](db.Collection("a"), db.Collection("a"), Config{Threshold: 1}); err == nil {
+	if _, err := New[bson.D, string](db.Collection("a"), db.Collection("a"), Config{Threshold: 1}); err == nil {
 		t.Error("New with one collection for both succeeded")
 	}
-	if _, err := New[string](nil, db.Collection("a"), Config{Threshold: 1}); err == nil {
+	if _, err := New[bson.D, string](nil, db.Collection("a"), Config{Threshold: 1}); err == nil {
 		t.Error("New with a nil collection succeeded")
 	}
 }
@@ -127,7 +128,7 @@ func TestConfigValidate(t *testing.T) {
 func TestCreate(t *testing.T) {
 	ctx := context.Background()
 	s, parents, _ := newStore(t, Config{Threshold: 3})
-	if err := s.Create(ctx, 7, bson.D{{Key: "title", Value: "Invisible Cities"}}); err != nil {
+	if err := mk(ctx, s, 7, bson.D{{Key: "title", Value: "Invisible Cities"}}); err != nil {
 		t.Fatal(err)
 	}
 	got := raw(t, parents, bson.D{{Key: "_id", Value: 7}}).String()
@@ -135,23 +136,53 @@ func TestCreate(t *testing.T) {
 	if got != want {
 		t.Errorf("stored %s\nwant    %s", got, want)
 	}
-	if err := s.Create(ctx, 7, nil); !mongo.IsDuplicateKeyError(err) {
+	if err := mk(ctx, s, 7, nil); !mongo.IsDuplicateKeyError(err) {
 		t.Errorf("second Create: %v", err)
 	}
-	for _, bad := range []any{bson.D{{Key: "count", Value: 5}}, bson.M{"_id": 1}, bson.D{{Key: "items", Value: bson.A{}}}} {
-		if err := s.Create(ctx, 8, bad); err == nil || !strings.HasPrefix(err.Error(), "outlier: create:") {
-			t.Errorf("Create with %v: %v", bad, err)
-		}
-	}
-	type book struct {
-		Title string `bson:"title"`
-		Pages int    `bson:"pages"`
-	}
-	if err := s.Create(ctx, "b9", book{"Cosmicomics", 153}); err != nil {
+	// The pattern's fields are the Store's: Create resets them.
+	if err := mk(ctx, s, 8, bson.D{{Key: "count", Value: 5}, {Key: "items", Value: bson.A{"x"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := raw(t, parents, bson.D{{Key: "_id", Value: "b9"}}).Lookup("pages").Int32(); got != 153 {
-		t.Errorf("pages %d", got)
+	if got := raw(t, parents, bson.D{{Key: "_id", Value: 8}}).String(); got != `{"_id": {"$numberInt":"8"},"count": {"$numberInt":"0"},"hasOverflow": false,"items": []}` {
+		t.Errorf("stored %s", got)
+	}
+	// A typed parent: its _id, its fields, and read back typed.
+	type book struct {
+		ID     string   `bson:"_id"`
+		Title  string   `bson:"title"`
+		Pages  int      `bson:"pages"`
+		Buyers []string `bson:"items"`
+		Count  int      `bson:"count"`
+	}
+	db := parents.Database()
+	typed, err := New[book, string](db.Collection("typedBooks"), db.Collection("typedOverflow"), Config{Threshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := typed.Create(ctx, book{ID: "b9", Title: "Cosmicomics", Pages: 153, Count: 99})
+	if err != nil || id != "b9" {
+		t.Fatalf("Create: %v, %v", id, err)
+	}
+	for _, u := range []string{"ann", "bob"} {
+		if _, err := typed.Append(ctx, "b9", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := typed.Get(ctx, "b9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Doc.Title != "Cosmicomics" || p.Doc.Pages != 153 || p.Doc.Count != 2 || !slices.Equal(p.Doc.Buyers, []string{"ann"}) || !p.HasOverflow {
+		t.Errorf("typed Get: %+v", p)
+	}
+	// Without an _id, Create makes an ObjectID.
+	noID, err := New[bson.D, string](db.Collection("noID"), db.Collection("noIDOverflow"), Config{Threshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid, err := noID.Create(ctx, bson.D{{Key: "title", Value: "y"}})
+	if _, ok := oid.(bson.ObjectID); err != nil || !ok {
+		t.Errorf("Create without _id: %T %v, %v", oid, oid, err)
 	}
 }
 
@@ -161,7 +192,7 @@ func TestCreate(t *testing.T) {
 func TestAppendOverflow(t *testing.T) {
 	ctx := context.Background()
 	s, parents, overflow := newStore(t, Config{Threshold: 50, Overflow: bucket.Config{Size: 20}})
-	if err := s.Create(ctx, 7, nil); err != nil {
+	if err := mk(ctx, s, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 95 {
@@ -227,25 +258,13 @@ func TestAppendOverflow(t *testing.T) {
 }
 
 // TestAppendNoParentNoCounter checks that a failed conditional update is
-// followed by the right check: missing parents and missing counters are
-// errors, and nothing is diverted to overflow for them.
+// followed by the right check: a missing parent and a counter that is not
+// a number are errors, and nothing is diverted to overflow for them.
 func TestAppendNoParentNoCounter(t *testing.T) {
 	ctx := context.Background()
 	s, parents, overflow := newStore(t, Config{Threshold: 2})
-	if _, err := s.Append(ctx, 404, "u1"); !errors.Is(err, ErrNoParent) {
+	if _, err := s.Append(ctx, 404, "u1"); !errors.Is(err, ErrParentNotFound) {
 		t.Errorf("append to a missing parent: %v", err)
-	}
-	// A parent made without the counter: {$lt: 2} does not match it.
-	if _, err := parents.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "items", Value: bson.A{}}}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := parents.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "count", Value: bson.D{{Key: "$lt", Value: 2}}}},
-		bson.D{{Key: "$inc", Value: bson.D{{Key: "count", Value: 1}}}})
-	if err != nil || r.MatchedCount != 0 {
-		t.Fatalf("$lt on a missing counter matched %d (%v), want 0", r.MatchedCount, err)
-	}
-	if _, err := s.Append(ctx, 1, "u1"); !errors.Is(err, ErrNoCounter) {
-		t.Errorf("append to a parent without counter: %v", err)
 	}
 	if _, err := parents.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}, {Key: "count", Value: "3"}}); err != nil {
 		t.Fatal(err)
@@ -253,17 +272,70 @@ func TestAppendNoParentNoCounter(t *testing.T) {
 	if _, err := s.Append(ctx, 2, "u1"); !errors.Is(err, ErrNoCounter) {
 		t.Errorf("append to a parent with a string counter: %v", err)
 	}
+	if _, err := parents.InsertOne(ctx, bson.D{{Key: "_id", Value: 3}, {Key: "items", Value: "oops"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, 3, "u1"); err == nil || !strings.Contains(err.Error(), "not an array") {
+		t.Errorf("append to a parent whose list is a string: %v", err)
+	}
 	if n, _ := overflow.CountDocuments(ctx, bson.D{}); n != 0 {
 		t.Errorf("%d overflow buckets written for bad parents", n)
 	}
-	if got := raw(t, parents, bson.D{{Key: "_id", Value: 1}}).String(); got != `{"_id": {"$numberInt":"1"},"items": []}` {
-		t.Errorf("parent without counter changed: %s", got)
-	}
-	if _, err := s.Get(ctx, 404); !errors.Is(err, ErrNoParent) {
+	if _, err := s.Get(ctx, 404); !errors.Is(err, ErrParentNotFound) {
 		t.Errorf("Get of a missing parent: %v", err)
 	}
-	if _, err := s.GetAll(ctx, 404); !errors.Is(err, ErrNoParent) {
+	if _, err := s.GetAll(ctx, 404); !errors.Is(err, ErrParentNotFound) {
 		t.Errorf("GetAll of a missing parent: %v", err)
+	}
+}
+
+// TestAppendInitialisesPlainParent is the regression test for parents
+// inserted by the application rather than Create: {count: {$lt: T}} does
+// not match a document without the counter, and Append used to fail with
+// ErrNoCounter. Now the first Append initialises counter, list and flag
+// (counting a list the parent already holds), also when several race.
+func TestAppendInitialisesPlainParent(t *testing.T) {
+	ctx := context.Background()
+	s, parents, _ := newStore(t, Config{Threshold: 2})
+	if _, err := parents.InsertMany(ctx, []any{
+		bson.D{{Key: "_id", Value: 1}, {Key: "title", Value: "plain"}},
+		bson.D{{Key: "_id", Value: 2}, {Key: "items", Value: bson.A{"old"}}},
+		bson.D{{Key: "_id", Value: 3}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if _, err := s.Append(ctx, 1, u); err != nil {
+			t.Fatalf("append %s to a plain parent: %v", u, err)
+		}
+	}
+	if got := raw(t, parents, bson.D{{Key: "_id", Value: 1}}).String(); got != `{"_id": {"$numberInt":"1"},"title": "plain","items": ["u1","u2"],"hasOverflow": true,"count": {"$numberInt":"3"}}` {
+		t.Errorf("plain parent after three appends: %s", got)
+	}
+	if where, err := s.Append(ctx, 2, "new"); err != nil || where != Embedded {
+		t.Fatalf("append to a parent with a list: %v, %v", where, err)
+	}
+	if got := raw(t, parents, bson.D{{Key: "_id", Value: 2}}).String(); got != `{"_id": {"$numberInt":"2"},"items": ["old","new"],"hasOverflow": false,"count": {"$numberInt":"2"}}` {
+		t.Errorf("parent with a list: %s", got)
+	}
+	// Racing first appends initialise once and lose nothing.
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Append(ctx, 3, fmt.Sprintf("w%d", w)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	p, err := s.GetAll(ctx, 3)
+	if err != nil || p.Count != 8 || len(p.Elements) != 8 {
+		t.Errorf("raced parent: count %d, %d elements, %v", p.Count, len(p.Elements), err)
+	}
+	if r, err := s.Verify(ctx); err != nil || len(r.Problems) != 0 {
+		t.Errorf("Verify: %+v, %v", r, err)
 	}
 }
 
@@ -273,7 +345,7 @@ func TestAppendNoParentNoCounter(t *testing.T) {
 func TestGetAllConsultsOverflowOnlyWhenFlagged(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newStore(t, Config{Threshold: 5})
-	if err := s.Create(ctx, 1, nil); err != nil {
+	if err := mk(ctx, s, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range users(0, 3) {
@@ -312,7 +384,7 @@ func TestStructElements(t *testing.T) {
 		Qty  int    `bson:"qty"`
 	}
 	db := testenv.Database(t)
-	s, err := New[buyer](db.Collection("books"), db.Collection("bookBuyersOverflow"), Config{
+	s, err := New[bson.D, buyer](db.Collection("books"), db.Collection("bookBuyersOverflow"), Config{
 		Threshold: 2, List: "buyers", Count: "buyerCount",
 		Overflow: bucket.Config{Owner: "bookId", Size: 10, ElementID: "user"},
 	})
@@ -322,7 +394,7 @@ func TestStructElements(t *testing.T) {
 	if err := s.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, 7, nil); err != nil {
+	if err := mk(ctx, s, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 4 {
@@ -343,4 +415,10 @@ func TestStructElements(t *testing.T) {
 	if vals, _ := ov.Lookup("buyers").Array().Values(); ov.Lookup("bookId").Int32() != 7 || len(vals) != 2 {
 		t.Errorf("overflow bucket %s", ov)
 	}
+}
+
+// mk creates the parent id with fields through Create.
+func mk[E any](ctx context.Context, s *Store[bson.D, E], id any, fields bson.D) error {
+	_, err := s.Create(ctx, append(bson.D{{Key: "_id", Value: id}}, fields...))
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/formworkdb/formwork/pattern"
 	"github.com/formworkdb/formwork/pattern/bucket"
 )
 
@@ -23,8 +24,8 @@ const (
 	// which hides them from GetAll). Repair fixes it.
 	KindFlag
 	// KindOverThreshold: the embedded list holds more than Threshold
-	// elements. Reported only: moving elements between documents cannot
-	// be one atomic write.
+	// elements. Repair moves the excess to new overflow buckets (see
+	// moveExcess for its atomicity).
 	KindOverThreshold
 	// KindShape: the list is not an array. Reported only.
 	KindShape
@@ -90,7 +91,7 @@ func (r Report) OK() bool {
 // overflow buckets themselves, and looks for overflow without a parent.
 // It reads every parent and, per parent, its overflow buckets; it writes
 // nothing.
-func (s *Store[E]) Verify(ctx context.Context) (Report, error) {
+func (s *Store[P, E]) Verify(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, false)
 	if err != nil {
 		return r, fmt.Errorf("outlier: verify: %w", err)
@@ -100,9 +101,10 @@ func (s *Store[E]) Verify(ctx context.Context) (Report, error) {
 
 // Repair runs Verify and fixes what it can: overflow bucket counts first,
 // then each parent's counter and flag, in one update conditional on the
-// counter and list length it read. A parent created without a counter is
-// adopted this way. See the package documentation for Appends in flight.
-func (s *Store[E]) Repair(ctx context.Context) (Report, error) {
+// counter and list length it read (a parent created without a counter is
+// adopted this way), then an embedded list past Threshold, whose excess
+// moves to overflow. See the package documentation for Appends in flight.
+func (s *Store[P, E]) Repair(ctx context.Context) (Report, error) {
 	r, err := s.verify(ctx, true)
 	if err != nil {
 		return r, fmt.Errorf("outlier: repair: %w", err)
@@ -110,7 +112,7 @@ func (s *Store[E]) Repair(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
-func (s *Store[E]) verify(ctx context.Context, repair bool) (Report, error) {
+func (s *Store[P, E]) verify(ctx context.Context, repair bool) (Report, error) {
 	var r Report
 	c, err := s.parents.Find(ctx, bson.D{})
 	if err != nil {
@@ -146,7 +148,24 @@ type state struct {
 }
 
 // verifyParent checks (and with repair, fixes) one parent.
-func (s *Store[E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
+func (s *Store[P, E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
+	ps, err := s.verifyCounters(ctx, doc, repair, ov)
+	if err != nil || !repair {
+		return ps, err
+	}
+	for i := range ps {
+		if ps[i].Kind == KindOverThreshold {
+			if ps[i].Repaired, err = s.moveExcess(ctx, doc.Lookup("_id")); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ps, nil
+}
+
+// verifyCounters checks (and with repair, fixes) one parent's counter and
+// flag.
+func (s *Store[P, E]) verifyCounters(ctx context.Context, doc bson.Raw, repair bool, ov *bucket.Report) ([]Problem, error) {
 	id := doc.Lookup("_id")
 	var br bucket.Report
 	var err error
@@ -201,7 +220,7 @@ func (s *Store[E]) verifyParent(ctx context.Context, doc bson.Raw, repair bool, 
 }
 
 // check compares one parent with its overflow report.
-func (s *Store[E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
+func (s *Store[P, E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
 	id := doc.Lookup("_id")
 	var ps []Problem
 	add := func(k Kind, format string, args ...any) {
@@ -247,7 +266,7 @@ func (s *Store[E]) check(doc bson.Raw, br bucket.Report) (state, []Problem) {
 
 // fix writes the counter and flag st calls for, conditional on the
 // counter and list doc holds; false means the parent changed meanwhile.
-func (s *Store[E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error) {
+func (s *Store[P, E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error) {
 	filter := bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
 	if v, err := doc.LookupErr(s.cfg.Count); err != nil {
 		filter = append(filter, bson.E{Key: s.cfg.Count, Value: bson.D{{Key: "$exists", Value: false}}})
@@ -272,7 +291,7 @@ func (s *Store[E]) fix(ctx context.Context, doc bson.Raw, st state) (bool, error
 }
 
 // orphans reports overflow owners without a parent.
-func (s *Store[E]) orphans(ctx context.Context) ([]Problem, error) {
+func (s *Store[P, E]) orphans(ctx context.Context) ([]Problem, error) {
 	owner := s.cfg.Overflow.Owner
 	res := s.overflow.Collection().Distinct(ctx, owner, bson.D{})
 	if err := res.Err(); err != nil {
@@ -298,4 +317,75 @@ func (s *Store[E]) orphans(ctx context.Context) ([]Problem, error) {
 		}
 	}
 	return ps, nil
+}
+
+// errChanged aborts a move whose parent changed after it was read.
+var errChanged = errors.New("parent changed during the move")
+
+// moveExcess moves the embedded elements past Threshold of parent id to
+// new overflow buckets (bucket.Store.Load) and trims the list, setting the
+// flag; the counter, a total, does not change. It runs in pattern.Atomic:
+// with transactions the new buckets and the trim commit together. Without
+// them the buckets are inserted first and the list trimmed only while the
+// parent is exactly as read; when it changed, the new buckets are deleted
+// again and the next Repair retries, and a crash between the two leaves
+// the excess both embedded and in overflow (duplicated, never lost; the
+// counter then disagrees, which Verify reports). It reports whether the
+// list ends within Threshold.
+func (s *Store[P, E]) moveExcess(ctx context.Context, id bson.RawValue) (bool, error) {
+	doc, err := s.parents.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	arr, ok := doc.Lookup(s.cfg.List).ArrayOK()
+	if !ok {
+		return false, nil
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return false, nil
+	}
+	if len(vals) <= s.cfg.Threshold {
+		return true, nil
+	}
+	excess := make([]E, 0, len(vals)-s.cfg.Threshold)
+	for _, v := range vals[s.cfg.Threshold:] {
+		var e E
+		if err := v.Unmarshal(&e); err != nil {
+			return false, nil // not an E: leave it to the caller
+		}
+		excess = append(excess, e)
+	}
+	_, err = pattern.Atomic(ctx, s.parents.Database().Client(), func(ctx context.Context) error {
+		ids, err := s.overflow.Load(ctx, id, excess)
+		if err != nil {
+			return err
+		}
+		trim := bson.A{bson.D{{Key: "$set", Value: bson.D{
+			{Key: s.cfg.List, Value: bson.D{{Key: "$slice", Value: bson.A{"$" + s.cfg.List, s.cfg.Threshold}}}},
+			{Key: s.cfg.Flag, Value: true},
+		}}}}
+		same := bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
+			"$$ROOT", bson.D{{Key: "$literal", Value: doc}},
+		}}}}}
+		r, err := s.parents.UpdateOne(ctx, same, trim)
+		if err != nil {
+			return err
+		}
+		if r.MatchedCount == 0 {
+			undo := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+			if _, err := s.overflow.Collection().DeleteMany(ctx, undo); err != nil {
+				return fmt.Errorf("%w; removing the copies: %w", errChanged, err)
+			}
+			return errChanged
+		}
+		return nil
+	})
+	if errors.Is(err, errChanged) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -17,7 +17,7 @@ func TestVerifyRepair(t *testing.T) {
 	ctx := context.Background()
 	s, parents, overflow := newStore(t, Config{Threshold: 3, Overflow: bucket.Config{Size: 4}})
 	for _, id := range []int{1, 2, 3, 4} {
-		if err := s.Create(ctx, id, nil); err != nil {
+		if err := mk(ctx, s, id, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestVerifyRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range r.Problems {
-		fixable := p.Kind == KindCount || p.Kind == KindFlag
+		fixable := p.Kind == KindCount || p.Kind == KindFlag || p.Kind == KindOverThreshold
 		if p.Repaired != fixable {
 			t.Errorf("Repair: parent %v %v repaired %v", p.Parent, p.Kind, p.Repaired)
 		}
@@ -149,8 +149,17 @@ func TestVerifyRepair(t *testing.T) {
 		left = append(left, p.Kind)
 	}
 	slices.Sort(left)
-	if !slices.Equal(left, []Kind{KindOverThreshold, KindShape, KindOrphan}) || len(r.Overflow.Problems) != 0 {
+	if !slices.Equal(left, []Kind{KindShape, KindOrphan}) || len(r.Overflow.Problems) != 0 {
 		t.Errorf("after Repair: %+v", r)
+	}
+	// Parent 4's excess moved to overflow: 3 embedded, 4 in overflow.
+	p4, err := s.GetAll(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := s.Get(ctx, 4)
+	if len(head.Elements) != 3 || len(p4.Elements) != 7 || p4.Count != 7 || !slices.Contains(p4.Elements, "extra") {
+		t.Errorf("parent 4 after the move: embedded %v, all %v, count %d", head.Elements, p4.Elements, p4.Count)
 	}
 	// Appends keep working on repaired parents.
 	if where, err := s.Append(ctx, 6, "first"); err != nil || where != Embedded {
