@@ -65,7 +65,7 @@ func runOutlier(e *env) ([]Metric, []Latency, error) {
 	if _, err := nBuyers.InsertMany(ctx, buyerDocs); err != nil {
 		return nil, nil, err
 	}
-	s, err := outlier.New[string](e.coll("books"), e.coll("bookBuyersOverflow"),
+	s, err := outlier.New[bson.D, string](e.coll("books"), e.coll("bookBuyersOverflow"),
 		outlier.Config{Threshold: outlierThreshold, List: "buyers", Count: "buyerCount", Overflow: bucket.Config{Size: 1000}})
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +78,7 @@ func runOutlier(e *env) ([]Metric, []Latency, error) {
 	// then Repair, which sets each outlier's counter and flag from what
 	// is stored: the migration path for existing data.
 	for b := range books {
-		if err := s.Create(ctx, b, bson.D{{Key: "title", Value: titles[b]}}); err != nil {
+		if _, err := s.Create(ctx, bson.D{{Key: "_id", Value: b}, {Key: "title", Value: titles[b]}}); err != nil {
 			return nil, nil, err
 		}
 		for i := range min(buyers[b], outlierThreshold) {
@@ -159,7 +159,7 @@ func runOutlier(e *env) ([]Metric, []Latency, error) {
 		if _, err := nBooks.InsertOne(ctx, bson.D{{Key: "_id", Value: fresh(i)}}); err != nil {
 			return nil, nil, err
 		}
-		if err := s.Create(ctx, fresh(i), nil); err != nil {
+		if _, err := s.Create(ctx, bson.D{{Key: "_id", Value: fresh(i)}}); err != nil {
 			return nil, nil, err
 		}
 	}
