@@ -37,21 +37,13 @@ func newAddToSet(v bson.RawValue) (*opAddToSet, error) {
 		values = []bson.RawValue{v}
 	}
 	var dedup []bson.RawValue
+	seen := newValueSet(len(values))
 	for _, x := range values {
-		if !containsValue(dedup, x) {
+		if seen.add(x) {
 			dedup = append(dedup, x)
 		}
 	}
 	return &opAddToSet{values: dedup}, nil
-}
-
-func containsValue(vals []bson.RawValue, v bson.RawValue) bool {
-	for _, x := range vals {
-		if compareValues(x, v) == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
@@ -60,13 +52,14 @@ func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error
 			"Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s",
 			e.fieldName(), typeName(e.typ))
 	}
-	var existing []bson.RawValue
-	for _, k := range e.children() {
-		existing = append(existing, k.value())
+	kids := e.children()
+	existing := newValueSet(len(kids))
+	for _, k := range kids {
+		existing.add(k.value())
 	}
 	changed := false
 	for _, v := range o.values {
-		if containsValue(existing, v) {
+		if existing.contains(v) {
 			continue
 		}
 		e.appendChild(newValue("", v))
@@ -139,8 +132,13 @@ func newPullAll(v bson.RawValue) (*opPull, error) {
 		return nil, mongoerr.Newf(mongoerr.BadValue,
 			"$pullAll requires an array argument but was given a %s", typeName(v.Type))
 	}
-	vals := arrayValues(v)
-	return &opPull{match: func(x bson.RawValue) (bool, error) { return containsValue(vals, x), nil }}, nil
+	vals := newValueSet(0)
+	for _, x := range arrayValues(v) {
+		vals.add(x)
+	}
+	// The set is filled here and only read while applying, so one compiled
+	// update serves concurrent applications.
+	return &opPull{match: func(x bson.RawValue) (bool, error) { return vals.contains(x), nil }}, nil
 }
 
 func (o *opPull) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {

@@ -83,6 +83,7 @@ func Compile(spec bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
 	if err := unusedFilterError(filters, c.used, doc); err != nil {
 		return nil, err
 	}
+	sortTree(c.root)
 	return &Update{root: c.root, filters: filters}, nil
 }
 
