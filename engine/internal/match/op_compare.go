@@ -2,10 +2,12 @@ package match
 
 import (
 	"slices"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/keystring"
 )
 
 type cmpOp int
@@ -80,19 +82,31 @@ func compareMatches(op cmpOp, v, rhs bson.RawValue) bool {
 	return c >= 0
 }
 
-// inSet is the compiled operand of $in: equalities (sorted for binary
-// search) and regexes.
+// inSet is the compiled operand of $in: equalities and regexes. Up to
+// inHashMin equalities are sorted for binary search; more are hashed by
+// their keystring encoding, which is equal for values MongoDB compares
+// equal (1, 1.0, NumberLong(1); field order in documents significant), so
+// compiling and testing a large $in costs linear time instead of a sort.
+//
+// The hash or the sort is built on the first test, not at compile time: a
+// filter is compiled several times on its way to the plan (parse, shape,
+// planner) but tested through one of them.
 type inSet struct {
 	values  []bson.RawValue
+	once    sync.Once
+	hashed  map[string]int // keystring encoding -> index in values
 	regexes []*regexTest
 	hasNull bool
 }
+
+// inHashMin is the number of equalities from which $in hashes them.
+const inHashMin = 16
 
 // newIn compiles $in; $nin is its negation.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/in/
 func newIn(name string, operand bson.RawValue) (node, error) {
 	arr := operand.Value
-	s := &inSet{}
+	s := &inSet{values: make([]bson.RawValue, 0, bsonkit.Len(arr))}
 	var err error
 	bsonkit.ForEach(arr, func(_ string, v bson.RawValue) bool {
 		switch {
@@ -115,16 +129,48 @@ func newIn(name string, operand bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(s.values, bsonkit.Compare)
 	return newLeaf(name, KindIn, "$in", operand, s.test), nil
 }
 
+// hash fills s.hashed. It reports false, leaving s.hashed nil, when two
+// values MongoDB tells apart share an encoding (possible only for values
+// nested past keystring's depth bound); binary search serves those.
+func (s *inSet) hash() bool {
+	m := make(map[string]int, len(s.values))
+	var buf []byte
+	for i, v := range s.values {
+		buf = keystring.AppendValue(buf[:0], v, false)
+		if j, ok := m[string(buf)]; ok {
+			if bsonkit.Compare(s.values[j], v) != 0 {
+				return false
+			}
+			continue
+		}
+		m[string(buf)] = i
+	}
+	s.hashed = m
+	return true
+}
+
+// prepare hashes or sorts the equalities, once.
+func (s *inSet) prepare() {
+	if len(s.values) < inHashMin || !s.hash() {
+		slices.SortFunc(s.values, bsonkit.Compare)
+	}
+}
+
 func (s *inSet) test(v bson.RawValue) bool {
+	s.once.Do(s.prepare)
 	if s.hasNull && (v.Type == bsonkit.TypeMissing || v.Type == bson.TypeUndefined) {
 		return true
 	}
 	if v.Type != bsonkit.TypeMissing {
-		if _, found := slices.BinarySearchFunc(s.values, v, bsonkit.Compare); found {
+		if s.hashed != nil {
+			var buf [64]byte
+			if i, ok := s.hashed[string(keystring.AppendValue(buf[:0], v, false))]; ok && bsonkit.Compare(s.values[i], v) == 0 {
+				return true
+			}
+		} else if _, found := slices.BinarySearchFunc(s.values, v, bsonkit.Compare); found {
 			return true
 		}
 	}
