@@ -29,6 +29,10 @@ type Query struct {
 	Fields []string // top-level-or-dotted paths the rest needs; nil = whole document
 	Sample int64    // >0: a leading $sample of this size (host may use a random cursor)
 	Hint   bson.RawValue
+	// AllowDiskUse is the command's allowDiskUse for the query's blocking
+	// sort; nil leaves the server's allowDiskUseByDefault. With false, a
+	// sort past its memory limit fails with 292 instead of spilling.
+	AllowDiskUse *bool
 }
 
 // Host is the database as seen by a pipeline; the command layer
