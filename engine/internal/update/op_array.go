@@ -46,7 +46,7 @@ func newAddToSet(v bson.RawValue) (*opAddToSet, error) {
 	return &opAddToSet{values: dedup}, nil
 }
 
-func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
+func (o *opAddToSet) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	if e.typ != bson.TypeArray {
 		return false, mongoerr.Newf(mongoerr.BadValue,
 			"Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s",
@@ -55,10 +55,16 @@ func (o *opAddToSet) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error
 	kids := e.children()
 	existing := newValueSet(len(kids))
 	for _, k := range kids {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		existing.add(k.value())
 	}
 	changed := false
 	for _, v := range o.values {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		if existing.contains(v) {
 			continue
 		}
@@ -141,13 +147,16 @@ func newPullAll(v bson.RawValue) (*opPull, error) {
 	return &opPull{match: func(x bson.RawValue) (bool, error) { return vals.contains(x), nil }}, nil
 }
 
-func (o *opPull) updateExisting(_ *applyCtx, e *elem, _ string) (bool, error) {
+func (o *opPull) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	if e.typ != bson.TypeArray {
 		return false, mongoerr.New(mongoerr.BadValue, "Cannot apply $pull to a non-array value")
 	}
 	kids := e.children()
 	keep := kids[:0:0]
 	for _, k := range kids {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		ok, err := o.match(k.value())
 		if err != nil {
 			return false, err

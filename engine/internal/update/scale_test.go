@@ -1,11 +1,14 @@
 package update
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
 // scaleUpdate builds the update {op: {…}} whose operand lists n items:
@@ -130,6 +133,40 @@ func BenchmarkManyValues(b *testing.B) {
 					runScale(b, c.op, c.shape, n, c.doc)
 				}
 			})
+		}
+	}
+}
+
+// TestApplyContextInterrupts: a long update stops when its context is
+// done, with MaxTimeMSExpired past a deadline and Interrupted when
+// cancelled (a client gone), instead of running to the end under the
+// write lock.
+func TestApplyContextInterrupts(t *testing.T) {
+	const n = 200_000
+	empty, _ := bson.Marshal(bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: bson.A{}}})
+	for _, c := range []struct {
+		op, shape string
+		doc       bson.Raw
+	}{
+		{"$set", "fields", empty},
+		{"$addToSet", "each", empty},
+		{"$pullAll", "pullAll", scaleDoc(n, false)},
+	} {
+		u, err := Compile(scaleUpdate(c.op, c.shape, n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _, err = u.ApplyContext(cancelled, c.doc, -1, time.Time{})
+		if me := mongoerr.As(err); me == nil || me.Code != mongoerr.Interrupted {
+			t.Errorf("%s cancelled: %v", c.op, err)
+		}
+		expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		_, _, err = u.ApplyContext(expired, c.doc, -1, time.Time{})
+		cancel2()
+		if me := mongoerr.As(err); me == nil || me.Code != mongoerr.MaxTimeMSExpired {
+			t.Errorf("%s past deadline: %v", c.op, err)
 		}
 	}
 }

@@ -189,6 +189,9 @@ func (n *objNode) apply(c *applyCtx, e *elem) (bool, error) {
 	}
 	changed := false
 	for _, name := range n.order {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		child := n.kids[name]
 		if positional != nil && name == c.matched {
 			m, err := merge(child, positional, append(slices.Clip(c.taken), name))
@@ -244,6 +247,9 @@ func (n *arrNode) apply(c *applyCtx, e *elem) (bool, error) {
 	}
 	changed := false
 	for i, m := range members {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		if len(matches[i]) == 0 {
 			continue
 		}

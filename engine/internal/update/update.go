@@ -2,6 +2,7 @@ package update
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"sort"
 	"strings"
@@ -36,6 +37,32 @@ type applyCtx struct {
 	filters  map[string]*arrayFilter
 	taken    []string // path of the element being applied to
 	toCreate []string // missing parts below it
+	// ctx interrupts a long application (maxTimeMS, a client gone): tick
+	// checks it every tickEvery steps. nil: never interrupted.
+	ctx   context.Context
+	steps int
+}
+
+// tickEvery is how many steps (fields applied, values added or pulled) an
+// application takes between two looks at its context.
+const tickEvery = 1024
+
+// tick counts one step and, every tickEvery steps, returns MongoDB's
+// error when the context is done: MaxTimeMSExpired past the deadline,
+// Interrupted when cancelled.
+func (c *applyCtx) tick() error {
+	c.steps++
+	if c.ctx == nil || c.steps%tickEvery != 0 {
+		return nil
+	}
+	switch err := c.ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	default:
+		return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+	}
 }
 
 // Compile parses an update specification: a document of update operators
@@ -120,6 +147,13 @@ func (u *Update) IsReplacement() bool { return u.replacement != nil }
 // ConflictingUpdateOperators (positional merges), BSONObjectTooLarge and
 // others as mongod reports them. Apply is safe for concurrent use.
 func (u *Update) Apply(doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
+	return u.ApplyContext(context.Background(), doc, pos, now)
+}
+
+// ApplyContext is Apply, interrupted when ctx is done: a long operator
+// update (many fields or values) looks at ctx every tickEvery steps and
+// then fails with MaxTimeMSExpired (deadline) or Interrupted.
+func (u *Update) ApplyContext(ctx context.Context, doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
 	if u.replacement != nil {
 		out, changed, err := u.replace(doc, false, now)
 		if err != nil || !changed {
@@ -132,7 +166,7 @@ func (u *Update) Apply(doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, er
 		return out, true, nil
 	}
 	root := newRoot(doc)
-	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters}
+	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters, ctx: ctx}
 	if pos >= 0 {
 		c.matched = itoa(pos)
 	}
