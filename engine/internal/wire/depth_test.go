@@ -57,7 +57,7 @@ func TestDepthLimitedOnReceipt(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Code != 15 || pe.Msg != "BSONObj exceeds maximum nested object depth" {
 			t.Errorf("depth %d: err = %v, want Overflow", levels, err)
 		}
-		if d := time.Since(start); d > time.Second {
+		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("depth %d took %v", levels, d)
 		}
 	}
