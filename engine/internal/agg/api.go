@@ -33,6 +33,10 @@ type Query struct {
 	Hint   bson.RawValue
 	// Collation is the collation the query runs under (nil: simple).
 	Collation *collation.Collator
+	// AllowDiskUse is the command's allowDiskUse for the query's blocking
+	// sort; nil leaves the server's allowDiskUseByDefault. With false, a
+	// sort past its memory limit fails with 292 instead of spilling.
+	AllowDiskUse *bool
 }
 
 // Host is the database as seen by a pipeline; the command layer

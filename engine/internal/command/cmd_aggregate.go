@@ -140,6 +140,7 @@ func (p *aggregateParams) query(pl *agg.Pipeline) agg.Query {
 	if p.hint.Type != 0 {
 		q.Hint = p.hint
 	}
+	q.AllowDiskUse = p.allowDiskUse
 	return q
 }
 

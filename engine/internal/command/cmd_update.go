@@ -124,6 +124,12 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for i, st := range parsed {
+			if cerr := ctx.Err(); cerr != nil {
+				// maxTimeMS or a client gone: the remaining statements
+				// do not run, ordered or not.
+				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: mongoerr.As(ctxErr(cerr))})
+				return nil
+			}
 			err := caseErr
 			if ts := r.Env.tsColl(ns); ts != nil {
 				err = r.updateTimeseries(ctx, w, ts, st, b.let, res)
@@ -182,6 +188,9 @@ func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i
 				break
 			}
 			matched = true
+			if cerr := ctx.Err(); cerr != nil {
+				return ctxErr(cerr)
+			}
 			_, changed, err := r.updateRow(ctx, w, q, u, row, now)
 			if err != nil {
 				return err

@@ -56,8 +56,8 @@ func compileUpdate(u bson.RawValue, arrayFilters []bson.Raw, let bson.Raw, now t
 // docUpdater is an update document or a replacement.
 type docUpdater struct{ u *update.Update }
 
-func (d docUpdater) apply(_ context.Context, doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
-	return d.u.Apply(doc, pos, now)
+func (d docUpdater) apply(ctx context.Context, doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
+	return d.u.ApplyContext(ctx, doc, pos, now)
 }
 
 func (d docUpdater) upsert(_ context.Context, filter bson.Raw, now time.Time) (bson.Raw, error) {

@@ -3,8 +3,6 @@ package command
 import (
 	"encoding/binary"
 	"errors"
-	"math"
-	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -59,67 +57,11 @@ func writeErr(err error) *mongoerr.Error {
 func duplicateKey(dk *storage.DuplicateKeyError) *mongoerr.Error { return dk.MongoError() }
 
 // formatValue renders v the way mongod's BSONObj::toString does, as used in
-// error messages.
+// error messages (see format_value.go).
 func formatValue(v bson.RawValue) string {
-	switch v.Type {
-	case bson.TypeString:
-		return strconv.Quote(v.StringValue())
-	case bson.TypeInt32:
-		return strconv.Itoa(int(v.Int32()))
-	case bson.TypeInt64:
-		return strconv.FormatInt(v.Int64(), 10)
-	case bson.TypeDouble:
-		f := v.Double()
-		if f == math.Trunc(f) && !math.IsInf(f, 0) && math.Abs(f) < 1e15 {
-			return strconv.FormatFloat(f, 'f', 1, 64)
-		}
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	case bson.TypeDecimal128:
-		return "NumberDecimal(\"" + v.Decimal128().String() + "\")"
-	case bson.TypeObjectID:
-		return "ObjectId('" + v.ObjectID().Hex() + "')"
-	case bson.TypeBoolean:
-		return strconv.FormatBool(v.Boolean())
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeUndefined:
-		return "undefined"
-	case bson.TypeMinKey:
-		return "MinKey"
-	case bson.TypeMaxKey:
-		return "MaxKey"
-	case bson.TypeDateTime:
-		return "new Date(" + strconv.FormatInt(v.DateTime(), 10) + ")"
-	case bson.TypeEmbeddedDocument, bson.TypeArray:
-		open, end := "{ ", " }"
-		if v.Type == bson.TypeArray {
-			open, end = "[ ", " ]"
-		}
-		var doc bson.Raw
-		if v.Type == bson.TypeArray {
-			doc = bson.Raw(v.Array())
-		} else {
-			doc = v.Document()
-		}
-		elems, _ := doc.Elements()
-		if len(elems) == 0 {
-			return strings.TrimSpace(open) + strings.TrimSpace(end)
-		}
-		var sb strings.Builder
-		sb.WriteString(open)
-		for i, e := range elems {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			if v.Type == bson.TypeEmbeddedDocument {
-				sb.WriteString(e.Key() + ": ")
-			}
-			sb.WriteString(formatValue(e.Value()))
-		}
-		sb.WriteString(end)
-		return sb.String()
-	}
-	return v.String()
+	var sb strings.Builder
+	writeFormatted(&sb, v, 0)
+	return sb.String()
 }
 
 // maxDepth is the deepest nesting mongod stores.

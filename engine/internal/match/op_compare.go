@@ -2,11 +2,13 @@ package match
 
 import (
 	"slices"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
 	"github.com/formworkdb/formwork/engine/internal/collation"
+	"github.com/formworkdb/formwork/engine/internal/keystring"
 )
 
 type cmpOp int
@@ -82,20 +84,32 @@ func compareMatches(op cmpOp, v, rhs bson.RawValue, coll *collation.Collator) bo
 	return c >= 0
 }
 
-// inSet is the compiled operand of $in: equalities (sorted for binary
-// search) and regexes.
+// inSet is the compiled operand of $in: equalities and regexes. Up to
+// inHashMin equalities are sorted for binary search; more are hashed by
+// their keystring encoding, which is equal for values MongoDB compares
+// equal (1, 1.0, NumberLong(1); field order in documents significant), so
+// compiling and testing a large $in costs linear time instead of a sort.
+//
+// The hash or the sort is built on the first test, not at compile time: a
+// filter is compiled several times on its way to the plan (parse, shape,
+// planner) but tested through one of them.
 type inSet struct {
 	values  []bson.RawValue
+	once    sync.Once
+	hashed  map[string]int // keystring encoding -> index in values
 	regexes []*regexTest
 	hasNull bool
 	coll    *collation.Collator
 }
 
+// inHashMin is the number of equalities from which $in hashes them.
+const inHashMin = 16
+
 // newIn compiles $in; $nin is its negation.
 // https://www.mongodb.com/docs/v7.0/reference/operator/query/in/
 func (c *compiler) newIn(name string, operand bson.RawValue) (node, error) {
 	arr := operand.Value
-	s := &inSet{coll: c.coll}
+	s := &inSet{values: make([]bson.RawValue, 0, bsonkit.Len(arr)), coll: c.coll}
 	var err error
 	bsonkit.ForEach(arr, func(_ string, v bson.RawValue) bool {
 		switch {
@@ -118,18 +132,51 @@ func (c *compiler) newIn(name string, operand bson.RawValue) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(s.values, s.compare)
 	return newLeaf(name, KindIn, "$in", operand, s.test), nil
+}
+
+// hash fills s.hashed. It reports false, leaving s.hashed nil, when two
+// values MongoDB tells apart share an encoding (possible only for values
+// nested past keystring's depth bound); binary search serves those.
+func (s *inSet) hash() bool {
+	m := make(map[string]int, len(s.values))
+	var buf []byte
+	for i, v := range s.values {
+		buf = keystring.AppendValue(buf[:0], v, false)
+		if j, ok := m[string(buf)]; ok {
+			if bsonkit.Compare(s.values[j], v) != 0 {
+				return false
+			}
+			continue
+		}
+		m[string(buf)] = i
+	}
+	s.hashed = m
+	return true
+}
+
+// prepare hashes or sorts the equalities, once. Under a collation the
+// equalities are sorted: strings equal under it encode differently.
+func (s *inSet) prepare() {
+	if s.coll != nil || len(s.values) < inHashMin || !s.hash() {
+		slices.SortFunc(s.values, s.compare)
+	}
 }
 
 func (s *inSet) compare(a, b bson.RawValue) int { return bsonkit.CompareWith(a, b, s.coll) }
 
 func (s *inSet) test(v bson.RawValue) bool {
+	s.once.Do(s.prepare)
 	if s.hasNull && (v.Type == bsonkit.TypeMissing || v.Type == bson.TypeUndefined) {
 		return true
 	}
 	if v.Type != bsonkit.TypeMissing {
-		if _, found := slices.BinarySearchFunc(s.values, v, s.compare); found {
+		if s.hashed != nil {
+			var buf [64]byte
+			if i, ok := s.hashed[string(keystring.AppendValue(buf[:0], v, false))]; ok && bsonkit.Compare(s.values[i], v) == 0 {
+				return true
+			}
+		} else if _, found := slices.BinarySearchFunc(s.values, v, s.compare); found {
 			return true
 		}
 	}

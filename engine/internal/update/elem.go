@@ -21,7 +21,22 @@ type elem struct {
 	raw      []byte // value bytes; stale once a container is expanded
 	kids     []*elem
 	expanded bool
+	// byName indexes a document's children by name once it has more than
+	// indexMin of them, so that looking fields up while applying many
+	// fields stays linear overall. It is nil while absent and when the
+	// document holds duplicate names (then lookups scan, as before).
+	byName map[string]*elem
+	// noIndex records that duplicate names were found.
+	noIndex bool
+	// dead counts children removed but not yet dropped from kids: remove
+	// marks instead of shifting kids, and live drops them in one pass
+	// before kids is next read in order.
+	dead    int
+	removed bool
 }
+
+// indexMin is the number of children from which a document gets byName.
+const indexMin = 16
 
 // newRoot returns the root elem of doc. doc must be valid BSON; its bytes
 // are referenced, not copied, and are never written to.
@@ -65,7 +80,24 @@ func (e *elem) expand() {
 // children returns the children of a container (nil for scalars).
 func (e *elem) children() []*elem {
 	e.expand()
+	e.live()
 	return e.kids
+}
+
+// live drops removed children from kids.
+func (e *elem) live() {
+	if e.dead == 0 {
+		return
+	}
+	keep := e.kids[:0]
+	for _, k := range e.kids {
+		if !k.removed {
+			keep = append(keep, k)
+		}
+	}
+	clear(e.kids[len(keep):])
+	e.kids = keep
+	e.dead = 0
 }
 
 // child returns the first child named name of a document elem, or nil.
@@ -73,12 +105,52 @@ func (e *elem) child(name string) *elem {
 	if e.typ != bson.TypeEmbeddedDocument {
 		return nil
 	}
-	for _, k := range e.children() {
-		if k.name == name {
+	e.expand()
+	if e.byName == nil && !e.noIndex && len(e.kids) > indexMin {
+		e.buildIndex()
+	}
+	if e.byName != nil {
+		return e.byName[name]
+	}
+	for _, k := range e.kids {
+		if k.name == name && !k.removed {
 			return k
 		}
 	}
 	return nil
+}
+
+// buildIndex fills byName, or sets noIndex when names repeat.
+func (e *elem) buildIndex() {
+	m := make(map[string]*elem, len(e.kids))
+	for _, k := range e.kids {
+		if k.removed {
+			continue
+		}
+		if _, dup := m[k.name]; dup {
+			e.noIndex = true
+			return
+		}
+		m[k.name] = k
+	}
+	e.byName = m
+}
+
+// indexChild records a child added to a document in byName.
+func (e *elem) indexChild(k *elem) {
+	if e.byName == nil {
+		return
+	}
+	if _, dup := e.byName[k.name]; dup {
+		e.byName, e.noIndex = nil, true
+		return
+	}
+	e.byName[k.name] = k
+}
+
+// resetIndex forgets byName and removed children after kids was replaced.
+func (e *elem) resetIndex() {
+	e.byName, e.noIndex, e.dead = nil, false, 0
 }
 
 // nth returns the n-th member of an array elem, or nil.
@@ -109,6 +181,7 @@ func (e *elem) lookup(part string) *elem {
 
 // indexOf returns the position of k among e's children, or -1.
 func (e *elem) indexOf(k *elem) int {
+	e.live()
 	for i, c := range e.kids {
 		if c == k {
 			return i
@@ -139,6 +212,7 @@ func (e *elem) encode(dst []byte) []byte {
 	if !e.expanded {
 		return append(dst, e.raw...)
 	}
+	e.live()
 	idx, dst := bsoncore.ReserveLength(dst)
 	for i, k := range e.kids {
 		name := k.name
@@ -160,6 +234,7 @@ func (e *elem) set(v bson.RawValue) {
 	e.raw = v.Value
 	e.kids = nil
 	e.expanded = false
+	e.resetIndex()
 }
 
 // setEmpty makes e an empty document or array.
@@ -168,36 +243,44 @@ func (e *elem) setEmpty(t bson.Type) {
 	e.raw = nil
 	e.kids = nil
 	e.expanded = true
+	e.resetIndex()
 }
 
 // appendChild adds k as the last child of container e.
 func (e *elem) appendChild(k *elem) {
 	e.expand()
 	k.parent = e
+	k.removed = false
 	e.kids = append(e.kids, k)
+	e.indexChild(k)
 }
 
 // insertChild inserts k at position i of container e.
 func (e *elem) insertChild(i int, k *elem) {
 	e.expand()
+	e.live()
 	k.parent = e
+	k.removed = false
 	e.kids = append(e.kids, nil)
 	copy(e.kids[i+1:], e.kids[i:])
 	e.kids[i] = k
+	e.indexChild(k)
 }
 
-// remove detaches e from its parent.
+// remove detaches e from its parent. It only marks e: the parent drops
+// its removed children in one pass when next read in order (live), so
+// removing many fields costs linear time.
 func (e *elem) remove() {
 	p := e.parent
-	if p == nil {
+	if p == nil || e.removed {
 		return
 	}
-	i := p.indexOf(e)
-	if i < 0 {
-		return
-	}
-	p.kids = append(p.kids[:i], p.kids[i+1:]...)
+	e.removed = true
 	e.parent = nil
+	p.dead++
+	if p.byName != nil && p.byName[e.name] == e {
+		delete(p.byName, e.name)
+	}
 }
 
 // pathOf returns the dotted path from the root to e, as mongod's

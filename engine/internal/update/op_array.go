@@ -39,8 +39,9 @@ func newAddToSet(v bson.RawValue) (*opAddToSet, error) {
 		values = []bson.RawValue{v}
 	}
 	var dedup []bson.RawValue
+	seen := newValueSet(len(values))
 	for _, x := range values {
-		if !containsValue(dedup, x) {
+		if seen.add(x) {
 			dedup = append(dedup, x)
 		}
 	}
@@ -57,28 +58,30 @@ func containsValueWith(vals []bson.RawValue, v bson.RawValue, coll *collation.Co
 	return false
 }
 
-func containsValue(vals []bson.RawValue, v bson.RawValue) bool {
-	for _, x := range vals {
-		if compareValues(x, v) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func (o *opAddToSet) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	if e.typ != bson.TypeArray {
 		return false, mongoerr.Newf(mongoerr.BadValue,
 			"Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s",
 			e.fieldName(), typeName(e.typ))
 	}
-	var existing []bson.RawValue
-	for _, k := range e.children() {
-		existing = append(existing, k.value())
+	kids := e.children()
+	existing := newValueSet(len(kids))
+	var plain []bson.RawValue // under a collation, compared one by one
+	for _, k := range kids {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
+		existing.add(k.value())
+		if c.coll != nil {
+			plain = append(plain, k.value())
+		}
 	}
 	changed := false
 	for _, v := range o.values {
-		if containsValueWith(existing, v, c.coll) {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
+		if existing.contains(v) || (c.coll != nil && containsValueWith(plain, v, c.coll)) {
 			continue
 		}
 		e.appendChild(newValue("", v))
@@ -151,8 +154,20 @@ func newPullAll(v bson.RawValue) (*opPull, error) {
 		return nil, mongoerr.Newf(mongoerr.BadValue,
 			"$pullAll requires an array argument but was given a %s", typeName(v.Type))
 	}
-	vals := arrayValues(v)
-	return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) { return containsValueWith(vals, x, c.coll), nil }}, nil
+	list := arrayValues(v)
+	vals := newValueSet(0)
+	for _, x := range list {
+		vals.add(x)
+	}
+	// The set is filled here and only read while applying, so one compiled
+	// update serves concurrent applications. Under a collation, strings
+	// equal under it hash apart, so the values are compared one by one.
+	return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) {
+		if c.coll != nil {
+			return containsValueWith(list, x, c.coll), nil
+		}
+		return vals.contains(x), nil
+	}}, nil
 }
 
 func (o *opPull) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
@@ -162,6 +177,9 @@ func (o *opPull) updateExisting(c *applyCtx, e *elem, _ string) (bool, error) {
 	kids := e.children()
 	keep := kids[:0:0]
 	for _, k := range kids {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		ok, err := o.match(c, k.value())
 		if err != nil {
 			return false, err

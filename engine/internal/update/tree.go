@@ -54,7 +54,10 @@ func getChild(n node, name string) node {
 	return nil
 }
 
-// setChild adds a child to an internal node, keeping the order sorted.
+// setChild adds a child to an internal node. The name is appended to the
+// order: Compile sorts every order once when the tree is complete
+// (sortTree), and mergeKids adds names already in order, so adding n
+// children costs n log n rather than n².
 func setChild(n node, name string, child node) {
 	switch n := n.(type) {
 	case *objNode:
@@ -63,24 +66,47 @@ func setChild(n node, name string, child node) {
 			return
 		}
 		n.kids[name] = child
-		n.order = insertSorted(n.order, name)
+		n.order = append(n.order, name)
 	case *arrNode:
 		n.kids[name] = child
-		n.order = insertSorted(n.order, name)
+		n.order = append(n.order, name)
 	}
 }
 
-func insertSorted(order []string, name string) []string {
-	i, _ := slices.BinarySearchFunc(order, name, func(a, b string) int {
-		switch {
-		case lessField(a, b):
-			return -1
-		case lessField(b, a):
-			return 1
+// compareField orders field names as lessField does.
+func compareField(a, b string) int {
+	switch {
+	case lessField(a, b):
+		return -1
+	case lessField(b, a):
+		return 1
+	}
+	return 0
+}
+
+// sortTree sorts the order of every internal node of the tree rooted at
+// root, walking it with an explicit stack.
+func sortTree(root node) {
+	stack := []node{root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var kids map[string]node
+		switch n := n.(type) {
+		case *objNode:
+			slices.SortFunc(n.order, compareField)
+			kids = n.kids
+			if n.positional != nil {
+				stack = append(stack, n.positional)
+			}
+		case *arrNode:
+			slices.SortFunc(n.order, compareField)
+			kids = n.kids
 		}
-		return 0
-	})
-	return slices.Insert(order, i, name)
+		for _, k := range kids {
+			stack = append(stack, k)
+		}
+	}
 }
 
 // merge combines two nodes that apply to the same element, as mongod does
@@ -132,15 +158,7 @@ func mergeKids(m node, left, right map[string]node, path []string, wrap bool) er
 			names = append(names, k)
 		}
 	}
-	slices.SortFunc(names, func(a, b string) int {
-		switch {
-		case lessField(a, b):
-			return -1
-		case lessField(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(names, compareField)
 	for _, k := range names {
 		l, r := left[k], right[k]
 		switch {
@@ -171,6 +189,9 @@ func (n *objNode) apply(c *applyCtx, e *elem) (bool, error) {
 	}
 	changed := false
 	for _, name := range n.order {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		child := n.kids[name]
 		if positional != nil && name == c.matched {
 			m, err := merge(child, positional, append(slices.Clip(c.taken), name))
@@ -226,6 +247,9 @@ func (n *arrNode) apply(c *applyCtx, e *elem) (bool, error) {
 	}
 	changed := false
 	for i, m := range members {
+		if err := c.tick(); err != nil {
+			return false, err
+		}
 		if len(matches[i]) == 0 {
 			continue
 		}

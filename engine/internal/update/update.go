@@ -2,6 +2,7 @@ package update
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"sort"
 	"strings"
@@ -41,6 +42,32 @@ type applyCtx struct {
 	// coll compares strings in $min, $max, $addToSet, $pull and $pullAll
 	// of values (nil: the simple collation).
 	coll *collation.Collator
+	// ctx interrupts a long application (maxTimeMS, a client gone): tick
+	// checks it every tickEvery steps. nil: never interrupted.
+	ctx   context.Context
+	steps int
+}
+
+// tickEvery is how many steps (fields applied, values added or pulled) an
+// application takes between two looks at its context.
+const tickEvery = 1024
+
+// tick counts one step and, every tickEvery steps, returns MongoDB's
+// error when the context is done: MaxTimeMSExpired past the deadline,
+// Interrupted when cancelled.
+func (c *applyCtx) tick() error {
+	c.steps++
+	if c.ctx == nil || c.steps%tickEvery != 0 {
+		return nil
+	}
+	switch err := c.ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	default:
+		return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+	}
 }
 
 // Compile parses an update specification: a document of update operators
@@ -88,6 +115,7 @@ func Compile(spec bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
 	if err := unusedFilterError(filters, c.used, doc); err != nil {
 		return nil, err
 	}
+	sortTree(c.root)
 	return &Update{root: c.root, filters: filters}, nil
 }
 
@@ -124,6 +152,13 @@ func (u *Update) IsReplacement() bool { return u.replacement != nil }
 // ConflictingUpdateOperators (positional merges), BSONObjectTooLarge and
 // others as mongod reports them. Apply is safe for concurrent use.
 func (u *Update) Apply(doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
+	return u.ApplyContext(context.Background(), doc, pos, now)
+}
+
+// ApplyContext is Apply, interrupted when ctx is done: a long operator
+// update (many fields or values) looks at ctx every tickEvery steps and
+// then fails with MaxTimeMSExpired (deadline) or Interrupted.
+func (u *Update) ApplyContext(ctx context.Context, doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, error) {
 	if u.replacement != nil {
 		out, changed, err := u.replace(doc, false, now)
 		if err != nil || !changed {
@@ -136,7 +171,7 @@ func (u *Update) Apply(doc bson.Raw, pos int, now time.Time) (bson.Raw, bool, er
 		return out, true, nil
 	}
 	root := newRoot(doc)
-	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters, coll: u.coll}
+	c := &applyCtx{root: root, validate: true, now: now, filters: u.filters, coll: u.coll, ctx: ctx}
 	if pos >= 0 {
 		c.matched = itoa(pos)
 	}

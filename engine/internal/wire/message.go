@@ -72,6 +72,7 @@ func (e *ParseError) Unwrap() error { return ErrMalformed }
 
 // mongod's codes for OP_MSG content errors (op_msg.cpp).
 const (
+	codeOverflow              = 15
 	codeInvalidBSON           = 22
 	codeMultipleBodies        = 40430
 	codeDuplicateSequence     = 40431
@@ -305,6 +306,9 @@ func readDocument(b []byte) (bson.Raw, []byte, error) {
 	// validate checks every (sub)document's terminating NUL: a document
 	// without it is refused, never re-encoded.
 	if err := validate(doc); err != nil {
+		if err == errTooDeep {
+			return nil, nil, parseErrorf(codeOverflow, "%v", err)
+		}
 		return nil, nil, parseErrorf(codeInvalidBSON, "invalid BSON: %v", err)
 	}
 	return doc, b[size:], nil

@@ -7,33 +7,98 @@ import (
 	"fmt"
 )
 
-// maxNesting bounds document nesting in validate, as mongod bounds it
-// (BSONDepth's default of 200 with room for internal wrapping).
+// maxNesting is mongod's maxBSONDepth (200): the top-level document is at
+// depth 0 and a document or array nested deeper than maxNesting is
+// refused on receipt with Overflow, as validateBSON does.
 const maxNesting = 200
+
+// errTooDeep is mongod's message for a document nested past maxNesting.
+var errTooDeep = errors.New("BSONObj exceeds maximum nested object depth")
+
+// frame is one open (sub)document of validate's explicit stack: what
+// remains of its elements.
+type frame struct {
+	rest []byte // the unread elements, terminating NUL excluded
+}
 
 // validate checks doc completely: every nested document, array and
 // code-with-scope carries a length that fits, its elements, and its
-// terminating NUL; strings and keys are terminated. The driver's
-// bsoncore.Document.Validate checks only the outer document's elements'
-// lengths, so a nested document without its terminator would otherwise
-// pass and later be re-encoded.
+// terminating NUL; strings and keys are terminated; nesting stays within
+// maxNesting. It walks with an explicit stack, so a deep document costs no
+// goroutine stack. The driver's bsoncore.Document.Validate checks only the
+// outer document's elements' lengths, so a nested document without its
+// terminator would otherwise pass and later be re-encoded.
 func validate(doc []byte) error {
-	n, err := validateDocument(doc, 0)
+	n, err := docHeader(doc)
 	if err != nil {
 		return err
 	}
 	if n != len(doc) {
 		return errors.New("trailing bytes after document")
 	}
+	stack := []frame{{rest: doc[4 : n-1]}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if len(top.rest) == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		t := top.rest[0]
+		k := bytes.IndexByte(top.rest[1:], 0)
+		if k < 0 {
+			return errors.New("unterminated field name")
+		}
+		val := top.rest[k+2:]
+		switch t {
+		case 0x03, 0x04: // document, array
+			if len(stack) > maxNesting {
+				return errTooDeep
+			}
+			size, err := docHeader(val)
+			if err != nil {
+				return err
+			}
+			top.rest = val[size:]
+			stack = append(stack, frame{rest: val[4 : size-1]})
+		case 0x0F: // code with scope: int32 total, string, document
+			if len(stack) > maxNesting {
+				return errTooDeep
+			}
+			if len(val) < 4 {
+				return errors.New("code with scope too short")
+			}
+			total := int(int32(binary.LittleEndian.Uint32(val)))
+			if total < 14 || total > len(val) {
+				return errors.New("code with scope length is invalid")
+			}
+			s, err := stringLength(val[4:total])
+			if err != nil {
+				return err
+			}
+			scope := val[4+s : total]
+			size, err := docHeader(scope)
+			if err != nil {
+				return err
+			}
+			if size != len(scope) {
+				return errors.New("code with scope length does not match its parts")
+			}
+			top.rest = val[total:]
+			stack = append(stack, frame{rest: scope[4 : size-1]})
+		default:
+			size, err := valueLength(t, val)
+			if err != nil {
+				return err
+			}
+			top.rest = val[size:]
+		}
+	}
 	return nil
 }
 
-// validateDocument checks the document at the start of b and returns its
-// length.
-func validateDocument(b []byte, depth int) (int, error) {
-	if depth > maxNesting {
-		return 0, errors.New("BSONObj exceeds maximum nested object depth")
-	}
+// docHeader checks the length and terminating NUL of the document at the
+// start of b and returns its length.
+func docHeader(b []byte) (int, error) {
 	if len(b) < 5 {
 		return 0, errors.New("document too short")
 	}
@@ -44,26 +109,12 @@ func validateDocument(b []byte, depth int) (int, error) {
 	if b[n-1] != 0 {
 		return 0, errors.New("document is missing its terminating NUL byte")
 	}
-	rest := b[4 : n-1]
-	for len(rest) > 0 {
-		t := rest[0]
-		k := bytes.IndexByte(rest[1:], 0)
-		if k < 0 {
-			return 0, errors.New("unterminated field name")
-		}
-		rest = rest[k+2:]
-		size, err := valueLength(t, rest, depth)
-		if err != nil {
-			return 0, err
-		}
-		rest = rest[size:]
-	}
 	return n, nil
 }
 
-// valueLength returns the length of the value of type t at the start of
-// b.
-func valueLength(t byte, b []byte, depth int) (int, error) {
+// valueLength returns the length of the scalar value of type t at the
+// start of b; validate handles the nested types itself.
+func valueLength(t byte, b []byte) (int, error) {
 	need := func(n int) (int, error) {
 		if len(b) < n {
 			return 0, errors.New("value runs past the end of its document")
@@ -88,8 +139,6 @@ func valueLength(t byte, b []byte, depth int) (int, error) {
 		return need(16)
 	case 0x02, 0x0D, 0x0E: // string, code, symbol
 		return stringLength(b)
-	case 0x03, 0x04: // document, array
-		return validateDocument(b, depth+1)
 	case 0x05: // binary
 		if len(b) < 5 {
 			return 0, errors.New("binary value too short")
@@ -115,26 +164,6 @@ func valueLength(t byte, b []byte, depth int) (int, error) {
 			return 0, errors.New("DBPointer value is invalid")
 		}
 		return n + 12, nil
-	case 0x0F: // code with scope
-		if len(b) < 4 {
-			return 0, errors.New("code with scope too short")
-		}
-		total := int(int32(binary.LittleEndian.Uint32(b)))
-		if total < 14 || total > len(b) {
-			return 0, errors.New("code with scope length is invalid")
-		}
-		s, err := stringLength(b[4:total])
-		if err != nil {
-			return 0, err
-		}
-		d, err := validateDocument(b[4+s:total], depth+1)
-		if err != nil {
-			return 0, err
-		}
-		if 4+s+d != total {
-			return 0, errors.New("code with scope length does not match its parts")
-		}
-		return total, nil
 	}
 	return 0, fmt.Errorf("invalid BSON type %d", t)
 }
