@@ -108,7 +108,7 @@
 // counter, overflow bucket). Remove and AppendMany run them in
 // pattern.Atomic: in one transaction where the deployment has them.
 // Append and, without transactions, Remove and AppendMany order them
-// (parent first) so that a failure leaves at worst a counter too high (by
+// so that a failure leaves at worst a counter too high (by
 // one, or by a batch's overflow), which Verify reports and Repair fixes;
 // an element is never lost or hidden. A Feed's Apply is one Store write per side; a
 // move without transactions may fail between its removal and its append,
