@@ -223,3 +223,40 @@ func TestAppendManyConcurrent(t *testing.T) {
 	}
 	checkVerify(t, s)
 }
+
+// TestAppendManyInterrupted stands for an AppendMany that fails, without
+// transactions, after its parent update and before its overflow writes:
+// the counter is then ahead of the stored elements, never behind; Verify
+// reports it and Repair brings the counter back to what is stored.
+func TestAppendManyInterrupted(t *testing.T) {
+	ctx := context.Background()
+	s, parents, _ := newStore(t, Config{Threshold: 3, Overflow: bucket.Config{Size: 2}})
+	if err := mk(ctx, s, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	es := users(0, 7)
+	if ok, err := s.pushMany(ctx, 1, 0, es[:3], len(es)); err != nil || !ok {
+		t.Fatalf("pushMany: %v, %v", ok, err)
+	}
+	r, err := s.Verify(ctx)
+	if err != nil || r.OK() {
+		t.Fatalf("Verify after the interruption: %+v, %v", r, err)
+	}
+	if _, err := s.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := raw(t, parents, bson.D{{Key: "_id", Value: 1}})
+	if n, _ := p.Lookup("count").AsInt64OK(); n != 3 || p.Lookup("hasOverflow").Boolean() {
+		t.Errorf("after Repair: %s", p)
+	}
+	checkVerify(t, s)
+	// The retried batch lands whole.
+	if e, o, err := s.AppendMany(ctx, 1, es[3:]); err != nil || e != 0 || o != 4 {
+		t.Fatalf("retry: %d, %d, %v", e, o, err)
+	}
+	got, err := s.GetAll(ctx, 1)
+	if err != nil || !slices.Equal(got.Elements, es) || got.Count != 7 {
+		t.Errorf("GetAll: %+v, %v", got, err)
+	}
+	checkVerify(t, s)
+}
