@@ -70,6 +70,22 @@
 // list never passes it; emptied overflow buckets stay (and the flag with
 // them) and take later overflow.
 //
+// # Bulk: AppendMany and ApplyMany
+//
+// AppendMany adds many elements to one parent in a few round trips: it
+// reads the counter, then one update conditional on the counter still
+// having that value (a compare-and-set, retried a bounded number of times
+// under concurrent Appends) pushes with $each the elements that fit under
+// Threshold, adds the batch's length to count and, when some do not fit,
+// sets hasOverflow; the rest go to overflow, the first len%Size through
+// bucket.Store.AppendMany (one upsert into an open bucket with room, or a
+// new one) and the others as full buckets through bucket.Store.Load (one
+// insertMany). A Feed's ApplyMany (pattern.BatchApplier, used by
+// Source.InsertMany) groups each run of consecutive inserts per parent
+// into one AppendMany and applies every other change one by one, in
+// order: 10,000 purchases of one book cost about seven round trips
+// instead of several per purchase.
+//
 // # Composition: Feed
 //
 // Store.Feed makes the Store a pattern.Dependent of a source collection
@@ -89,11 +105,12 @@
 // Append into the list, Remove from the list, Replace and the
 // initialisation are single-document updates, atomic anywhere. Append
 // into overflow and Remove from overflow write two documents (parent
-// counter, overflow bucket). Remove runs them in pattern.Atomic: in one
-// transaction where the deployment has them. Append and, without
-// transactions, Remove order them so that a failure leaves at worst a
-// counter one too high, which Verify reports and Repair fixes; an element
-// is never lost or hidden. A Feed's Apply is one Store write per side; a
+// counter, overflow bucket). Remove and AppendMany run them in
+// pattern.Atomic: in one transaction where the deployment has them.
+// Append and, without transactions, Remove and AppendMany order them
+// so that a failure leaves at worst a counter too high (by
+// one, or by a batch's overflow), which Verify reports and Repair fixes;
+// an element is never lost or hidden. A Feed's Apply is one Store write per side; a
 // move without transactions may fail between its removal and its append,
 // which Check with repair puts right (pattern.Source runs the source
 // write and every Apply in one transaction where it can).

@@ -261,3 +261,35 @@ func ExampleStore_Feed() {
 	// book 2 [{o1 ann}] 1
 	// problems: 0
 }
+
+// A bulk load: AppendMany embeds what fits under Threshold and sends the
+// rest to overflow buckets, in a few round trips whatever the batch size.
+func ExampleStore_AppendMany() {
+	ctx := context.Background()
+	shop, done := connect(ctx)
+	defer done()
+
+	books, err := outlier.New[Book, string](shop.Collection("books"), shop.Collection("bookBuyersOverflow"), outlier.Config{
+		Threshold: 2, List: "buyers", Count: "buyerCount",
+		Overflow: bucket.Config{Owner: "bookId", Size: 2},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := books.Create(ctx, Book{ID: 7, Title: "Invisible Cities"}); err != nil {
+		log.Fatal(err)
+	}
+	embedded, overflowed, err := books.AppendMany(ctx, 7, []string{"ann", "bob", "cy", "dee", "eve"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(embedded, "embedded,", overflowed, "overflowed")
+	p, err := books.GetAll(ctx, 7)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s: %v of %d\n", p.Doc.Title, p.Elements, p.Count)
+	// Output:
+	// 2 embedded, 3 overflowed
+	// Invisible Cities: [ann bob cy dee eve] of 5
+}
