@@ -55,10 +55,16 @@ func unsupported(err error) bool {
 // Atomic runs fn in one multi-document transaction when the deployment
 // behind client has them, and directly otherwise; transacted says which.
 // fn may run more than once (the driver retries transient transaction
-// errors), so it must not keep state between runs. Without a transaction
-// the caller relies on its documented convergent behaviour (ordering of
-// writes plus Verify/Repair).
+// errors), so it must not keep state between runs. Called with a context
+// that already carries a session, fn runs in that session as it is.
+// Without a transaction the caller relies on its documented convergent
+// behaviour (ordering of writes plus Verify/Repair).
 func Atomic(ctx context.Context, client *mongo.Client, fn func(ctx context.Context) error) (transacted bool, err error) {
+	if sess := mongo.SessionFromContext(ctx); sess != nil {
+		// Already inside the caller's session (a Source write's
+		// transaction): fn's writes join it rather than nesting.
+		return false, fn(ctx)
+	}
 	ok, err := Transactions(ctx, client)
 	if err != nil {
 		return false, err

@@ -227,7 +227,9 @@ func (s *Store[D]) Set(ctx context.Context, id any, name string, v any) error {
 		}
 		return nil
 	}
-	for range 4 {
+	// Replace, else add: each a single-document conditional update. A
+	// concurrent Remove or Set can make both miss; retry, bounded.
+	for range maxSetAttempts {
 		err := s.replace(ctx, id, name, v)
 		if !errors.Is(err, ErrMissing) {
 			if err != nil {
@@ -245,6 +247,10 @@ func (s *Store[D]) Set(ctx context.Context, id any, name string, v any) error {
 	}
 	return fmt.Errorf("attribute: set: %q of %v keeps changing under concurrent writers", name, id)
 }
+
+// maxSetAttempts bounds Set's replace-else-add retries under concurrent
+// writers of the same attribute.
+const maxSetAttempts = 64
 
 // Remove deletes document id's attribute name ($pull of its element, or
 // $unset of its field). It returns ErrMissing or ErrNotFound, wrapped.
