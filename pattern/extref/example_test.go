@@ -204,7 +204,7 @@ func ExampleReference_Apply() {
 	if err := customers.Applied(ctx, pattern.Change{Op: pattern.Delete, Before: before}); err != nil {
 		log.Fatal(err)
 	}
-	var detached bson.M
+	var detached bson.D
 	db.Collection("orders").FindOne(ctx, bson.D{{Key: "_id", Value: "o1"}}).Decode(&detached)
 	fmt.Println("after delete:", detached)
 
