@@ -38,6 +38,10 @@ type Options struct {
 	// cost a block read and decompression each. Zero means 256 MiB;
 	// Pebble allocates it as it fills, so small databases use less.
 	CacheSize int64
+	// EnableTestCommands turns on configureFailPoint and its failpoints
+	// (failCommand), as mongod's --setParameter enableTestCommands=1;
+	// off, the command answers CommandNotFound.
+	EnableTestCommands bool
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -66,6 +70,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		DBPath:        opts.Dir,
 		CursorTimeout: opts.CursorTimeout,
 		Logger:        opts.Logger,
+
+		EnableTestCommands: opts.EnableTestCommands,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
 	db.reaped.Add(2)

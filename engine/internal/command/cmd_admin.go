@@ -210,7 +210,10 @@ func runWhatsMyURI(ctx context.Context, r *Request) (bson.D, error) {
 
 func runListCommands(ctx context.Context, r *Request) (bson.D, error) {
 	names := make([]string, 0, len(table))
-	for n := range table {
+	for n, s := range table {
+		if s.testOnly && !r.Env.Config.EnableTestCommands {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -26,6 +26,9 @@ type Config struct {
 	CursorTimeout time.Duration
 	// Logger receives log records; nil discards them.
 	Logger *slog.Logger
+	// EnableTestCommands turns on configureFailPoint (mongod's
+	// enableTestCommands); without it the command is CommandNotFound.
+	EnableTestCommands bool
 }
 
 // Env is the state shared by every connection of one engine. It is safe
@@ -46,6 +49,7 @@ type Env struct {
 	x           *envExt // planner, profiler and index usage state
 	inprog      *inProgress
 	sessions    *sessionCache
+	fail        *failPoints // configureFailPoint's failpoints
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
@@ -77,6 +81,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		x:        newEnvExt(),
 		inprog:   newInProgress(),
 		sessions: newSessionCache(),
+		fail:     newFailPoints(),
 		opCounts: map[string]int64{},
 	}
 }
@@ -117,6 +122,9 @@ type Conn struct {
 	// handshakeDone is set after the first hello; later hellos may not
 	// change client metadata.
 	handshakeDone bool
+	// closeRequested is set by a command that wants the connection
+	// dropped without a reply (failCommand's closeConnection).
+	closeRequested atomic.Bool
 }
 
 func (e *Env) countOp(kind string) {

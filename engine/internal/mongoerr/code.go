@@ -89,6 +89,19 @@ const (
 	OptionNotSupportedOnView                 Code = 167
 	ViewDepthLimitExceeded                   Code = 165
 	DatabaseDifferCase                       Code = 13297
+	HostUnreachable                          Code = 6
+	HostNotFound                             Code = 7
+	WriteConcernFailed                       Code = 64
+	ShutdownInProgress                       Code = 91
+	WriteConflict                            Code = 112
+	ReadConcernMajorityNotAvailableYet       Code = 134
+	PrimarySteppedDown                       Code = 189
+	FailPointSetFailed                       Code = 266
+	SocketException                          Code = 9001
+	InterruptedAtShutdown                    Code = 11600
+	InterruptedDueToReplStateChange          Code = 11602
+	NotPrimaryNoSecondaryOk                  Code = 13435
+	NotPrimaryOrSecondary                    Code = 13436
 )
 
 var names = map[Code]string{
@@ -173,6 +186,19 @@ var names = map[Code]string{
 	OptionNotSupportedOnView:                 "OptionNotSupportedOnView",
 	ViewDepthLimitExceeded:                   "ViewDepthLimitExceeded",
 	DatabaseDifferCase:                       "DatabaseDifferCase",
+	HostUnreachable:                          "HostUnreachable",
+	HostNotFound:                             "HostNotFound",
+	WriteConcernFailed:                       "WriteConcernFailed",
+	ShutdownInProgress:                       "ShutdownInProgress",
+	WriteConflict:                            "WriteConflict",
+	ReadConcernMajorityNotAvailableYet:       "ReadConcernMajorityNotAvailableYet",
+	PrimarySteppedDown:                       "PrimarySteppedDown",
+	FailPointSetFailed:                       "FailPointSetFailed",
+	SocketException:                          "SocketException",
+	InterruptedAtShutdown:                    "InterruptedAtShutdown",
+	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
+	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
+	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises
