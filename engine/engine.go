@@ -165,6 +165,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
+		db.env.ReleaseFsyncLock() // writers blocked by fsyncLock must finish
 		close(db.stop)
 		db.reaped.Wait()
 		db.srv.Close()

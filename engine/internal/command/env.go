@@ -50,6 +50,7 @@ type Env struct {
 	inprog      *inProgress
 	sessions    *sessionCache
 	fail        *failPoints // configureFailPoint's failpoints
+	fsync       fsyncLock   // fsync lock: true
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
