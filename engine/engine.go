@@ -59,6 +59,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Every record also goes to a ring of recent lines for getLog.
+	log, ram := command.WithRAMLog(opts.Logger)
+	opts.Logger = log
 	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
@@ -72,11 +75,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		Logger:        opts.Logger,
 
 		EnableTestCommands: opts.EnableTestCommands,
+		RAMLog:             ram,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
 	db.reaped.Add(2)
 	go db.reapCursors(opts.CursorTimeout)
 	go db.expireTTL(opts.TTLInterval, opts.Logger)
+	ram.EndStartup()
 	return db, nil
 }
 

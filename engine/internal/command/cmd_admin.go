@@ -129,7 +129,7 @@ func runGetLog(ctx context.Context, r *Request) (bson.D, error) {
 	case "*":
 		return bson.D{{Key: "names", Value: bson.A{"global", "startupWarnings"}}}, nil
 	case "global", "startupWarnings":
-		return bson.D{{Key: "totalLinesWritten", Value: int32(0)}, {Key: "log", Value: bson.A{}}}, nil
+		return r.Env.getLog(name), nil
 	}
 	return nil, mongoerr.Newf(mongoerr.Code(0), "no RamLog named: %s", name)
 }

@@ -29,6 +29,8 @@ type Config struct {
 	// EnableTestCommands turns on configureFailPoint (mongod's
 	// enableTestCommands); without it the command is CommandNotFound.
 	EnableTestCommands bool
+	// RAMLog keeps the recent log lines getLog answers; see WithRAMLog.
+	RAMLog *RAMLog
 }
 
 // Env is the state shared by every connection of one engine. It is safe
