@@ -28,7 +28,9 @@ func TestGetLogGlobalHasRecentLines(t *testing.T) {
 	}
 	last := res.Log[len(res.Log)-1]
 	var line struct {
-		T   struct{ Date string `json:"$date"` } `json:"t"`
+		T struct {
+			Date string `json:"$date"`
+		} `json:"t"`
 		S   string
 		Msg string
 	}

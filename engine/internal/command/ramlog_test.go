@@ -18,7 +18,7 @@ func TestRAMLogKeepsNewestLines(t *testing.T) {
 	if total != ramLogLines+101 || len(lines) != ramLogLines {
 		t.Fatalf("total %d, %d lines", total, len(lines))
 	}
-	if !strings.Contains(lines[0], `"msg":"line 99"`) || !strings.Contains(lines[len(lines)-1], fmt.Sprintf(`"msg":"line %d"`, ramLogLines+99)) {
+	if !strings.Contains(lines[0], `"msg":"line 100"`) || !strings.Contains(lines[len(lines)-1], fmt.Sprintf(`"msg":"line %d"`, ramLogLines+99)) {
 		t.Fatalf("order: %q ... %q", lines[0], lines[len(lines)-1])
 	}
 	if !strings.Contains(lines[0], `"ctx":"conn7"`) {
