@@ -78,6 +78,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		RAMLog:             ram,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
+	env.Config.OnShutdown = func() { db.Close() }
 	db.reaped.Add(2)
 	go db.reapCursors(opts.CursorTimeout)
 	go db.expireTTL(opts.TTLInterval, opts.Logger)

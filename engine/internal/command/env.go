@@ -31,6 +31,9 @@ type Config struct {
 	EnableTestCommands bool
 	// RAMLog keeps the recent log lines getLog answers; see WithRAMLog.
 	RAMLog *RAMLog
+	// OnShutdown closes the engine; the shutdown command calls it on its
+	// own goroutine. Nil makes shutdown unavailable.
+	OnShutdown func()
 }
 
 // Env is the state shared by every connection of one engine. It is safe
@@ -53,6 +56,8 @@ type Env struct {
 	sessions    *sessionCache
 	fail        *failPoints // configureFailPoint's failpoints
 	fsync       fsyncLock   // fsync lock: true
+	// shuttingDown is set by the shutdown command: new commands fail.
+	shuttingDown atomic.Bool
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64

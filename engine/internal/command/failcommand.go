@@ -27,6 +27,9 @@ const codeFailCommandClosed mongoerr.Code = 50985
 // RetryableWriteError for a retryable error of a retryable write, as a
 // replica set member adds it.
 func (e *Env) runFailCommand(ctx context.Context, r *Request, h handler) (bson.D, error) {
+	if err := e.refuseDuringShutdown(r); err != nil {
+		return nil, e.labelError(r, err, nil, false)
+	}
 	fp := e.fail.byName[failCommandFP]
 	if !fp.enabled() {
 		reply, err := h(ctx, r)
