@@ -56,6 +56,7 @@ type Env struct {
 	sessions    *sessionCache
 	fail        *failPoints // configureFailPoint's failpoints
 	fsync       fsyncLock   // fsync lock: true
+	top         topStats    // the top command's figures
 	// shuttingDown is set by the shutdown command: new commands fail.
 	shuttingDown atomic.Bool
 

@@ -25,8 +25,12 @@ const codeFailCommandClosed mongoerr.Code = 50985
 // writeConcernError. Errors and write concern errors get their
 // errorLabels here: the failpoint's own when it set some, otherwise
 // RetryableWriteError for a retryable error of a retryable write, as a
-// replica set member adds it.
+// replica set member adds it. Once shutdown began every command fails
+// with ShutdownInProgress here, and each command's time is added to
+// top's figures.
 func (e *Env) runFailCommand(ctx context.Context, r *Request, h handler) (bson.D, error) {
+	start := time.Now()
+	defer func() { e.recordTop(r, time.Since(start)) }()
 	if err := e.refuseDuringShutdown(r); err != nil {
 		return nil, e.labelError(r, err, nil, false)
 	}
