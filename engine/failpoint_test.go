@@ -279,3 +279,21 @@ func TestFailCommandActivationProbability(t *testing.T) {
 		wantCode(t, ping(), 2, "BadValue")
 	}
 }
+
+func TestWaitForFailPoint(t *testing.T) {
+	_, c := testenv.Engine(t, engine.Options{})
+	ctx := ctxT(t)
+	admin := c.Database("admin")
+	wait := func(n int, ms int) error {
+		// A context deadline would make the driver send its own maxTimeMS.
+		return admin.RunCommand(context.Background(), bson.D{{Key: "waitForFailPoint", Value: "failCommand"}, {Key: "timesEntered", Value: n}, {Key: "maxTimeMS", Value: ms}}).Err()
+	}
+	// Without a deadline on the context the driver sends no maxTimeMS.
+	wantCode(t, admin.RunCommand(context.Background(), bson.D{{Key: "waitForFailPoint", Value: "failCommand"}, {Key: "timesEntered", Value: 1}}).Err(), 9, "FailedToParse")
+	setFailPoint(t, c, bson.D{{Key: "times", Value: 1}}, bson.D{{Key: "failCommands", Value: bson.A{"ping"}}, {Key: "errorCode", Value: 2}})
+	wantCode(t, wait(1, 100), 50, "MaxTimeMSExpired")
+	c.Database("test").RunCommand(ctx, bson.D{{Key: "ping", Value: 1}})
+	if err := wait(1, 5000); err != nil {
+		t.Fatal(err)
+	}
+}
