@@ -297,3 +297,31 @@ func TestWaitForFailPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestOnPrimaryTransactionalWrite(t *testing.T) {
+	db, _ := testenv.Engine(t, engine.Options{})
+	c, inserts := countingClient(t, db, "")
+	ctx := ctxT(t)
+	coll := c.Database("test").Collection("optw")
+	for i, data := range []bson.D{nil, {{Key: "failBeforeCommitExceptionCode", Value: 1}}} {
+		cmd := bson.D{{Key: "configureFailPoint", Value: "onPrimaryTransactionalWrite"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}}}
+		if data != nil {
+			cmd = append(cmd, bson.E{Key: "data", Value: data})
+		}
+		if err := c.Database("admin").RunCommand(ctx, cmd).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := *inserts
+		// Committed on the first attempt (reply lost) or not committed:
+		// either way the retry leaves exactly one document.
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if *inserts-before != 2 {
+			t.Fatalf("case %d: %d attempts, want 2", i, *inserts-before)
+		}
+		if n, _ := coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: i}}); n != 1 {
+			t.Fatalf("case %d: %d documents", i, n)
+		}
+	}
+}

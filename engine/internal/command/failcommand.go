@@ -36,7 +36,7 @@ func (e *Env) runFailCommand(ctx context.Context, r *Request, h handler) (bson.D
 	}
 	fp := e.fail.byName[failCommandFP]
 	if !fp.enabled() {
-		reply, err := h(ctx, r)
+		reply, err := e.runTransactionalWrite(ctx, r, h)
 		return reply, e.labelError(r, err, nil, false)
 	}
 	var (
@@ -64,7 +64,7 @@ func (e *Env) runFailCommand(ctx context.Context, r *Request, h handler) (bson.D
 	}
 	var reply bson.D
 	if err == nil {
-		reply, err = h(ctx, r)
+		reply, err = e.runTransactionalWrite(ctx, r, h)
 	}
 	var wce bson.RawValue
 	if supportsWriteConcern(r) {
@@ -336,4 +336,37 @@ func fpInt(d bson.Raw, key string) (int64, bool) {
 		return 0, false
 	}
 	return asInt(v)
+}
+
+// retryableWriteCommands are the commands that run as retryable writes
+// when sent with lsid and txnNumber.
+var retryableWriteCommands = map[string]bool{"insert": true, "update": true, "delete": true, "findAndModify": true}
+
+// runTransactionalWrite runs h under the onPrimaryTransactionalWrite
+// failpoint, which only retryable writes reach. mongod evaluates it per
+// statement as the statement is recorded; here it is evaluated once per
+// command, which is the same for the first statement (times: n counts
+// commands).
+func (e *Env) runTransactionalWrite(ctx context.Context, r *Request, h handler) (bson.D, error) {
+	fp := e.fail.byName[onPrimaryTransactionalWriteFP]
+	if r.Generic.TxnNumber == nil || r.Generic.LSID == nil || !retryableWriteCommands[r.Name] || !fp.enabled() {
+		return h(ctx, r)
+	}
+	data, on := fp.evaluate(nil)
+	if !on {
+		return h(ctx, r)
+	}
+	closeConn := true
+	if v, err := data.LookupErr("closeConnection"); err == nil {
+		b, _ := v.BooleanOK()
+		closeConn = b
+	}
+	if closeConn {
+		r.Conn.closeRequested.Store(true)
+	}
+	if v, err := data.LookupErr("failBeforeCommitExceptionCode"); err == nil {
+		code, _ := numberOf(v)
+		return nil, mongoerr.Newf(mongoerr.Code(int32(code)), "Failing write for %x:%d due to failpoint. The write must not be reflected.", lsidKey(r.Generic.LSID), *r.Generic.TxnNumber)
+	}
+	return h(ctx, r)
 }

@@ -106,8 +106,15 @@ type failPoints struct {
 // commands (mongod's failCommand).
 const failCommandFP = "failCommand"
 
+// onPrimaryTransactionalWriteFP is the failpoint that interrupts a
+// retryable write where it records its statement: it closes the
+// connection after the write commits (the reply is lost, the retry finds
+// the write done) or, with failBeforeCommitExceptionCode, fails it before
+// anything commits.
+const onPrimaryTransactionalWriteFP = "onPrimaryTransactionalWrite"
+
 func newFailPoints() *failPoints {
-	return &failPoints{byName: map[string]*failPoint{failCommandFP: {}}}
+	return &failPoints{byName: map[string]*failPoint{failCommandFP: {}, onPrimaryTransactionalWriteFP: {}}}
 }
 
 // parseFailPointConfig parses the mode and data of a configureFailPoint
