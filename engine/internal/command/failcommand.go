@@ -347,9 +347,18 @@ var retryableWriteCommands = map[string]bool{"insert": true, "update": true, "de
 // statement as the statement is recorded; here it is evaluated once per
 // command, which is the same for the first statement (times: n counts
 // commands).
+//
+// Divergence: a command of several statements consumes one time, not
+// one per statement, and all of its statements commit before the
+// connection closes; the retry finds them all done.
 func (e *Env) runTransactionalWrite(ctx context.Context, r *Request, h handler) (bson.D, error) {
 	fp := e.fail.byName[onPrimaryTransactionalWriteFP]
 	if r.Generic.TxnNumber == nil || r.Generic.LSID == nil || !retryableWriteCommands[r.Name] || !fp.enabled() {
+		return h(ctx, r)
+	}
+	// A retry of a write already done is answered from the session's
+	// record without recording a statement: the failpoint is not reached.
+	if e.retry.executed(r.Generic.LSID, *r.Generic.TxnNumber) {
 		return h(ctx, r)
 	}
 	data, on := fp.evaluate(nil)
@@ -369,4 +378,18 @@ func (e *Env) runTransactionalWrite(ctx context.Context, r *Request, h handler) 
 		return nil, mongoerr.Newf(mongoerr.Code(int32(code)), "Failing write for %x:%d due to failpoint. The write must not be reflected.", lsidKey(r.Generic.LSID), *r.Generic.TxnNumber)
 	}
 	return h(ctx, r)
+}
+
+// executed reports whether the session's write txn already completed, so
+// that a retry of it is answered from the record.
+func (c *retryCache) executed(lsid bson.Raw, txn int64) bool {
+	c.mu.Lock()
+	s := c.sessions[lsidKey(lsid)]
+	c.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txn == txn && s.done
 }
