@@ -38,6 +38,10 @@ type Options struct {
 	// cost a block read and decompression each. Zero means 256 MiB;
 	// Pebble allocates it as it fills, so small databases use less.
 	CacheSize int64
+	// EnableTestCommands turns on configureFailPoint and its failpoints
+	// (failCommand), as mongod's --setParameter enableTestCommands=1;
+	// off, the command answers CommandNotFound.
+	EnableTestCommands bool
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -55,6 +59,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Every record also goes to a ring of recent lines for getLog.
+	log, ram := command.WithRAMLog(opts.Logger)
+	opts.Logger = log
 	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
@@ -66,11 +73,16 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		DBPath:        opts.Dir,
 		CursorTimeout: opts.CursorTimeout,
 		Logger:        opts.Logger,
+
+		EnableTestCommands: opts.EnableTestCommands,
+		RAMLog:             ram,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
+	env.Config.OnShutdown = func() { db.Close() }
 	db.reaped.Add(2)
 	go db.reapCursors(opts.CursorTimeout)
 	go db.expireTTL(opts.TTLInterval, opts.Logger)
+	ram.EndStartup()
 	return db, nil
 }
 
@@ -159,6 +171,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
+		db.env.ReleaseFsyncLock() // writers blocked by fsyncLock must finish
 		close(db.stop)
 		db.reaped.Wait()
 		db.srv.Close()

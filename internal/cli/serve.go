@@ -19,6 +19,8 @@ type serveOptions struct {
 	Standalone bool
 	Verbose    bool
 	CacheSize  byteSize
+	// EnableTestCommands turns on configureFailPoint.
+	EnableTestCommands bool
 }
 
 func newServeCmd(env Env) *cobra.Command {
@@ -47,6 +49,7 @@ Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage e
 	f.BoolVar(&o.Standalone, "standalone", false, "present a standalone server instead of a one-member replica set")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log every connection")
 	f.Var(&o.CacheSize, "cache-size", "storage block cache, e.g. 1GiB or 512MB (default 256MiB)")
+	f.BoolVar(&o.EnableTestCommands, "enable-test-commands", false, "enable configureFailPoint (failCommand) for testing drivers' retries, as mongod's enableTestCommands")
 	return c
 }
 
@@ -74,6 +77,8 @@ func runServe(env Env, o *serveOptions) error {
 		Host:       l.Addr().String(),
 		Logger:     log,
 		CacheSize:  int64(o.CacheSize),
+
+		EnableTestCommands: o.EnableTestCommands,
 	})
 	if err != nil {
 		l.Close()

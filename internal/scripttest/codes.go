@@ -90,6 +90,17 @@ var codeNames = map[int32]string{
 	10334: "BSONObjectTooLarge",
 	11000: "DuplicateKey",
 	11601: "Interrupted",
+	6:     "HostUnreachable",
+	7:     "HostNotFound",
+	91:    "ShutdownInProgress",
+	134:   "ReadConcernMajorityNotAvailableYet",
+	189:   "PrimarySteppedDown",
+	266:   "FailPointSetFailed",
+	9001:  "SocketException",
+	11600: "InterruptedAtShutdown",
+	11602: "InterruptedDueToReplStateChange",
+	13435: "NotPrimaryNoSecondaryOk",
+	13436: "NotPrimaryOrSecondary",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

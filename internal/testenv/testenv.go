@@ -86,6 +86,8 @@ func Client(t testing.TB) *mongo.Client {
 func Engine(t testing.TB, opts engine.Options) (*engine.DB, *mongo.Client) {
 	t.Helper()
 	ctx := context.Background()
+	// Tests may inject faults: configureFailPoint is always on here.
+	opts.EnableTestCommands = true
 	db, err := engine.Open(ctx, opts)
 	if err != nil {
 		t.Fatalf("testenv: open engine: %v", err)

@@ -129,7 +129,7 @@ func runGetLog(ctx context.Context, r *Request) (bson.D, error) {
 	case "*":
 		return bson.D{{Key: "names", Value: bson.A{"global", "startupWarnings"}}}, nil
 	case "global", "startupWarnings":
-		return bson.D{{Key: "totalLinesWritten", Value: int32(0)}, {Key: "log", Value: bson.A{}}}, nil
+		return r.Env.getLog(name), nil
 	}
 	return nil, mongoerr.Newf(mongoerr.Code(0), "no RamLog named: %s", name)
 }
@@ -210,7 +210,10 @@ func runWhatsMyURI(ctx context.Context, r *Request) (bson.D, error) {
 
 func runListCommands(ctx context.Context, r *Request) (bson.D, error) {
 	names := make([]string, 0, len(table))
-	for n := range table {
+	for n, s := range table {
+		if s.testOnly && !r.Env.Config.EnableTestCommands {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

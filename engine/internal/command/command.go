@@ -44,7 +44,9 @@ type spec struct {
 	adminOnly bool
 	// apiV1 marks commands that belong to Stable API version 1.
 	apiV1 bool
-	help  string
+	// testOnly commands exist only with Config.EnableTestCommands.
+	testOnly bool
+	help     string
 }
 
 var table = map[string]*spec{}
@@ -104,7 +106,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		name = a
 	}
 	s, ok := table[name]
-	if !ok {
+	if !ok || (s.testOnly && !e.Config.EnableTestCommands) {
 		return nil, mongoerr.Newf(mongoerr.CommandNotFound, "no such command: '%s'", first.Key())
 	}
 	r := &Request{Env: e, Conn: conn, Name: name, Body: body, start: time.Now()}
@@ -153,7 +155,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, err
 		}
 	}
-	reply, err := run(ctx, r)
+	reply, err := e.runFailCommand(ctx, r, run)
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}

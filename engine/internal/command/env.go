@@ -26,6 +26,14 @@ type Config struct {
 	CursorTimeout time.Duration
 	// Logger receives log records; nil discards them.
 	Logger *slog.Logger
+	// EnableTestCommands turns on configureFailPoint (mongod's
+	// enableTestCommands); without it the command is CommandNotFound.
+	EnableTestCommands bool
+	// RAMLog keeps the recent log lines getLog answers; see WithRAMLog.
+	RAMLog *RAMLog
+	// OnShutdown closes the engine; the shutdown command calls it on its
+	// own goroutine. Nil makes shutdown unavailable.
+	OnShutdown func()
 }
 
 // Env is the state shared by every connection of one engine. It is safe
@@ -46,6 +54,11 @@ type Env struct {
 	x           *envExt // planner, profiler and index usage state
 	inprog      *inProgress
 	sessions    *sessionCache
+	fail        *failPoints // configureFailPoint's failpoints
+	fsync       fsyncLock   // fsync lock: true
+	top         topStats    // the top command's figures
+	// shuttingDown is set by the shutdown command: new commands fail.
+	shuttingDown atomic.Bool
 
 	opsMu    sync.Mutex
 	opCounts map[string]int64
@@ -79,6 +92,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		x:        newEnvExt(),
 		inprog:   newInProgress(),
 		sessions: newSessionCache(),
+		fail:     newFailPoints(),
 		opCounts: map[string]int64{},
 	}
 }
@@ -119,6 +133,9 @@ type Conn struct {
 	// handshakeDone is set after the first hello; later hellos may not
 	// change client metadata.
 	handshakeDone bool
+	// closeRequested is set by a command that wants the connection
+	// dropped without a reply (failCommand's closeConnection).
+	closeRequested atomic.Bool
 }
 
 func (e *Env) countOp(kind string) {

@@ -90,6 +90,19 @@ const (
 	ViewDepthLimitExceeded                   Code = 165
 	DatabaseDifferCase                       Code = 13297
 	IncompatibleCollationVersion             Code = 174
+	HostUnreachable                          Code = 6
+	HostNotFound                             Code = 7
+	WriteConcernFailed                       Code = 64
+	ShutdownInProgress                       Code = 91
+	WriteConflict                            Code = 112
+	ReadConcernMajorityNotAvailableYet       Code = 134
+	PrimarySteppedDown                       Code = 189
+	FailPointSetFailed                       Code = 266
+	SocketException                          Code = 9001
+	InterruptedAtShutdown                    Code = 11600
+	InterruptedDueToReplStateChange          Code = 11602
+	NotPrimaryNoSecondaryOk                  Code = 13435
+	NotPrimaryOrSecondary                    Code = 13436
 )
 
 var names = map[Code]string{
@@ -175,6 +188,19 @@ var names = map[Code]string{
 	ViewDepthLimitExceeded:                   "ViewDepthLimitExceeded",
 	DatabaseDifferCase:                       "DatabaseDifferCase",
 	IncompatibleCollationVersion:             "IncompatibleCollationVersion",
+	HostUnreachable:                          "HostUnreachable",
+	HostNotFound:                             "HostNotFound",
+	WriteConcernFailed:                       "WriteConcernFailed",
+	ShutdownInProgress:                       "ShutdownInProgress",
+	WriteConflict:                            "WriteConflict",
+	ReadConcernMajorityNotAvailableYet:       "ReadConcernMajorityNotAvailableYet",
+	PrimarySteppedDown:                       "PrimarySteppedDown",
+	FailPointSetFailed:                       "FailPointSetFailed",
+	SocketException:                          "SocketException",
+	InterruptedAtShutdown:                    "InterruptedAtShutdown",
+	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
+	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
+	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

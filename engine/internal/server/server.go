@@ -170,6 +170,10 @@ func (s *Server) handle(c net.Conn) {
 	var out []byte
 	for msg := range msgs {
 		reply, ok := s.serve(ctx, conn, msg, log)
+		if conn.CloseRequested() {
+			log.Debug("closing connection at a command's request")
+			return
+		}
 		if !ok {
 			continue
 		}
