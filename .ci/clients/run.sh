@@ -49,12 +49,6 @@ for script in "$here"/mongosh.js "$here"/mongosh_*.js; do
   if echo "$out" | grep -qiE 'warning|deprecat'; then echo "mongosh printed a warning ($(basename "$script"))"; status=1; fi
 done
 
-# Collation (issue 12): createCollection with a collation, a
-# case-insensitive unique index.
-if ! out=$("$mongosh" --quiet --norc "$uri" --file "$here/mongosh_collation.js" 2>&1); then status=1; fi
-echo "$out"
-if echo "$out" | grep -qiE 'warning|deprecat'; then echo "mongosh printed a warning (collation)"; status=1; fi
-
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi
 
