@@ -97,7 +97,7 @@ func (s *Source[C]) atomic(ctx context.Context, fn func(ctx context.Context) err
 // Insert inserts child, giving it an ObjectID _id when it has none, and
 // applies the insert to every Dependent. It returns the _id.
 func (s *Source[C]) Insert(ctx context.Context, child C) (any, error) {
-	doc, err := withID(child)
+	doc, err := WithID(child)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (s *Source[C]) InsertMany(ctx context.Context, children []C) ([]any, error)
 	cs := make([]Change, len(children))
 	ids := make([]any, len(children))
 	for i, c := range children {
-		doc, err := withID(c)
+		doc, err := WithID(c)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +152,7 @@ func (s *Source[C]) Update(ctx context.Context, id any, update any) (C, error) {
 	var out C
 	err := s.atomic(ctx, func(ctx context.Context) error {
 		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
-			return s.coll.FindOneAndUpdate(ctx, same(id, before), update,
+			return s.coll.FindOneAndUpdate(ctx, Unchanged(id, before), update,
 				options.FindOneAndUpdate().SetReturnDocument(options.After)), nil
 		})
 		if err != nil {
@@ -176,7 +176,7 @@ func (s *Source[C]) Replace(ctx context.Context, id any, child C) error {
 	}
 	return s.atomic(ctx, func(ctx context.Context) error {
 		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
-			return s.coll.FindOneAndReplace(ctx, same(id, before), bson.Raw(doc),
+			return s.coll.FindOneAndReplace(ctx, Unchanged(id, before), bson.Raw(doc),
 				options.FindOneAndReplace().SetReturnDocument(options.After)), nil
 		})
 		if err != nil {
@@ -264,16 +264,19 @@ func (s *Source[C]) swap(ctx context.Context, id any, write func(before bson.Raw
 	return nil, nil, fmt.Errorf("update %v: gave up after %d concurrent changes", id, maxSwaps)
 }
 
-// same matches the document id only while it is exactly before.
-func same(id any, before bson.Raw) bson.D {
+// Unchanged is a filter matching the document id only while it is
+// exactly before (every field, in order): the compare-and-set condition
+// of a write that must not overwrite a concurrent change.
+func Unchanged(id any, before bson.Raw) bson.D {
 	return bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
 		"$$ROOT", bson.D{{Key: "$literal", Value: before}},
 	}}}}}
 }
 
-// withID marshals child and gives it a new ObjectID _id in front when it
-// has none, as the driver would, so the Change carries the stored _id.
-func withID(child any) (bson.Raw, error) {
+// WithID marshals child and gives it a new ObjectID _id in front when it
+// has none, as the driver would, so that a Change (or a copy) carries the
+// stored _id.
+func WithID(child any) (bson.Raw, error) {
 	doc, err := bson.Marshal(child)
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 // When the parent does not exist Add takes the child back and wraps
 // ErrParentNotFound. The insert may fail with DuplicateKey (11000).
 func (w *Window[P, C]) Add(ctx context.Context, child C) (any, error) {
-	doc, err := withID(child)
+	doc, err := pattern.WithID(child)
 	if err != nil {
 		return nil, fmt.Errorf("subset: add: %w", err)
 	}
@@ -72,7 +72,7 @@ func (w *Window[P, C]) AddMany(ctx context.Context, children []C) ([]any, error)
 	parents := bson.A{}
 	seen := map[string]bool{}
 	for i, c := range children {
-		doc, err := withID(c)
+		doc, err := pattern.WithID(c)
 		if err != nil {
 			return nil, fmt.Errorf("subset: add many: child %d: %w", i, err)
 		}
@@ -231,7 +231,7 @@ func (w *Window[P, C]) swap(ctx context.Context, id any, update any) (before, af
 		if err != nil {
 			return nil, nil, err
 		}
-		after, err = w.children.FindOneAndUpdate(ctx, same(id, before), update,
+		after, err = w.children.FindOneAndUpdate(ctx, pattern.Unchanged(id, before), update,
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Raw()
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			if err := ctx.Err(); err != nil {
@@ -250,7 +250,7 @@ func (w *Window[P, C]) swap(ctx context.Context, id any, update any) (before, af
 // undo puts the child back as it was before a refused edit, while it is
 // still as the edit left it, and returns why the edit was refused.
 func (w *Window[P, C]) undo(ctx context.Context, id any, before, after bson.Raw, why error) error {
-	err := w.children.FindOneAndReplace(ctx, same(id, after), before).Err()
+	err := w.children.FindOneAndReplace(ctx, pattern.Unchanged(id, after), before).Err()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return fmt.Errorf("%w (the child changed again since; not undone: run Check)", why)
 	}
@@ -258,13 +258,6 @@ func (w *Window[P, C]) undo(ctx context.Context, id any, before, after bson.Raw,
 		return fmt.Errorf("%w (undoing: %v)", why, err)
 	}
 	return fmt.Errorf("refused, child restored: %w", why)
-}
-
-// same matches the document id only while it is exactly doc.
-func same(id any, doc bson.Raw) bson.D {
-	return bson.D{{Key: "_id", Value: id}, {Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{
-		"$$ROOT", bson.D{{Key: "$literal", Value: doc}},
-	}}}}}
 }
 
 // Delete deletes the child id and, when its copy is in the window,
@@ -352,23 +345,6 @@ func (w *Window[P, C]) DeleteParent(ctx context.Context, id any) (int64, error) 
 		return n, fmt.Errorf("subset: delete parent: %w", err)
 	}
 	return n, nil
-}
-
-// withID marshals child and gives it a new ObjectID _id in front when it
-// has none, as the driver would, so that the copy carries the stored _id.
-func withID(child any) (bson.Raw, error) {
-	doc, err := bson.Marshal(child)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := bson.Raw(doc).LookupErr("_id"); err == nil {
-		return doc, nil
-	}
-	var d bson.D
-	if err := bson.Unmarshal(doc, &d); err != nil {
-		return nil, err
-	}
-	return bson.Marshal(append(bson.D{{Key: "_id", Value: bson.NewObjectID()}}, d...))
 }
 
 // goValue returns a raw value as a Go value (an _id for the caller).
