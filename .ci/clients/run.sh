@@ -50,7 +50,7 @@ for script in "$here"/mongosh.js "$here"/mongosh_*.js; do
 done
 
 # mongosh over TLS, against a second server started with the --tls-* flags.
-if ! "$here/tls.sh" "$bin" "$mongosh"; then status=1; fi
+if ! bash "$here/tls.sh" "$bin" "$mongosh"; then status=1; fi
 
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi
