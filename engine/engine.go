@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -42,6 +43,12 @@ type Options struct {
 	// (failCommand), as mongod's --setParameter enableTestCommands=1;
 	// off, the command answers CommandNotFound.
 	EnableTestCommands bool
+	// TLSConfig, when not nil, makes Serve accept only TLS connections,
+	// handshaking with this configuration (certificates, client
+	// certificate policy). ServerTLSConfig builds one from PEM files as
+	// formwork serve's --tls-* flags do. In-process connections from
+	// Dialer never use TLS.
+	TLSConfig *tls.Config
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -52,6 +59,7 @@ type DB struct {
 	stop   chan struct{}
 	reaped sync.WaitGroup
 	once   sync.Once
+	tls    *tls.Config
 }
 
 // Open opens (creating if needed) the database described by opts.
@@ -77,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		EnableTestCommands: opts.EnableTestCommands,
 		RAMLog:             ram,
 	})
-	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{})}
+	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{}), tls: opts.TLSConfig}
 	env.Config.OnShutdown = func() { db.Close() }
 	db.reaped.Add(2)
 	go db.reapCursors(opts.CursorTimeout)
@@ -136,8 +144,12 @@ func (db *DB) expireTTL(every time.Duration, log *slog.Logger) {
 }
 
 // Serve accepts MongoDB wire protocol connections on l until l fails or
-// the database is closed. It returns ErrClosed after Close.
+// the database is closed. It returns ErrClosed after Close. With
+// Options.TLSConfig set, every connection on l must speak TLS.
 func (db *DB) Serve(l net.Listener) error {
+	if db.tls != nil {
+		l = tls.NewListener(l, db.tls)
+	}
 	err := db.srv.Serve(l)
 	if errors.Is(err, server.ErrClosed) {
 		return ErrClosed

@@ -49,6 +49,9 @@ for script in "$here"/mongosh.js "$here"/mongosh_*.js; do
   if echo "$out" | grep -qiE 'warning|deprecat'; then echo "mongosh printed a warning ($(basename "$script"))"; status=1; fi
 done
 
+# mongosh over TLS, against a second server started with the --tls-* flags.
+if ! bash "$here/tls.sh" "$bin" "$mongosh"; then status=1; fi
+
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi
 

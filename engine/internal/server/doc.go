@@ -12,4 +12,8 @@
 //	I2. A request with the moreToCome flag gets no reply.
 //	I3. Close stops accepting, cancels the requests in flight and waits for
 //	    every connection goroutine to return.
+//	I4. A TLS connection is served only after its handshake succeeds
+//	    (bounded by handshakeTimeout); a TLS ClientHello on a plain
+//	    connection is recognised from its first bytes and the connection
+//	    closed, never read as a wire message.
 package server

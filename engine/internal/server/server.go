@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	warnIfExposed(l, s.log)
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
@@ -142,11 +144,19 @@ func (s *Server) handle(c net.Conn) {
 	// as mongod does.
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
+	if !handshake(ctx, c, log) {
+		return
+	}
 	msgs := make(chan *wire.Message)
 	go func() {
 		defer cancel()
 		defer close(msgs)
 		r := bufio.NewReaderSize(c, 64<<10)
+		if _, isTLS := c.(*tls.Conn); !isTLS && looksLikeTLS(r) {
+			log.Warn("TLS handshake received but this server does not use TLS: closing the connection " +
+				"(connect without tls=true, or start the server with --tls-cert-file and --tls-key-file)")
+			return
+		}
 		for {
 			msg, err := wire.ReadMessage(r)
 			if err != nil && msg != nil && msg.Invalid != nil {
