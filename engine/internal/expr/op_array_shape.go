@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // Array operators that reorder or reshape arrays: $sortArray, $zip and
@@ -35,13 +36,13 @@ type sortArrayExpr struct {
 	keys  []sortKey // one key with a nil path: whole values
 }
 
-// compare orders two elements by the sort pattern.
-func (e *sortArrayExpr) compare(a, b bson.RawValue) int {
+// compare orders two elements by the sort pattern, strings under coll.
+func (e *sortArrayExpr) compare(a, b bson.RawValue, coll *collation.Collator) int {
 	if e.keys[0].path == nil {
-		return e.keys[0].dir * compareValues(a, b)
+		return e.keys[0].dir * bsonkit.CompareWith(a, b, coll)
 	}
 	for _, k := range e.keys {
-		if c := compareValues(sortKeyOf(a, k.path), sortKeyOf(b, k.path)); c != 0 {
+		if c := bsonkit.CompareWith(sortKeyOf(a, k.path), sortKeyOf(b, k.path), coll); c != 0 {
 			return k.dir * c
 		}
 	}
@@ -84,7 +85,7 @@ func (e *sortArrayExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if len(vals) < 2 {
 		return in, nil
 	}
-	slices.SortStableFunc(vals, e.compare)
+	slices.SortStableFunc(vals, func(a, b bson.RawValue) int { return e.compare(a, b, c.Collation) })
 	return Array(vals), nil
 }
 
