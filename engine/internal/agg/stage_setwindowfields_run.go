@@ -181,7 +181,7 @@ func (w *winRun) fill(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if w.part.len() > 0 && bsonkit.Compare(k, key) != 0 {
+		if w.part.len() > 0 && bsonkit.CompareWith(k, key, w.ctx.Collation) != 0 {
 			w.pending, w.pendKey = d, k
 			break
 		}
