@@ -286,7 +286,7 @@ func parseZip(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 // nExpr is $firstN, $lastN, $maxN or $minN over an array.
 type nExpr struct {
 	n, input Expr
-	pick     func(vals []bson.RawValue, n int64) []bson.RawValue
+	pick     func(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue
 }
 
 func (e *nExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -311,12 +311,12 @@ func (e *nExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if in.Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(5788200, "Input must be an array")
 	}
-	return Array(e.pick(Values(in), n)), nil
+	return Array(e.pick(Values(in), n, c.Collation)), nil
 }
 
 // parseNOp parses {n: <expr>, input: <expr>}; code is the error for a
 // non-object argument.
-func parseNOp(code int32, pick func([]bson.RawValue, int64) []bson.RawValue) parseFunc {
+func parseNOp(code int32, pick func([]bson.RawValue, int64, *collation.Collator) []bson.RawValue) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		elems, err := objectArgs(arg, code, "specification must be an object; found "+arg.String())
 		if err != nil {
@@ -347,31 +347,33 @@ func parseNOp(code int32, pick func([]bson.RawValue, int64) []bson.RawValue) par
 }
 
 // pickFirst returns the first n elements.
-func pickFirst(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickFirst(vals []bson.RawValue, n int64, _ *collation.Collator) []bson.RawValue {
 	return vals[:min(int64(len(vals)), n)]
 }
 
 // pickLast returns the last n elements.
-func pickLast(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickLast(vals []bson.RawValue, n int64, _ *collation.Collator) []bson.RawValue {
 	return vals[max(0, int64(len(vals))-n):]
 }
 
-// pickMin returns the n smallest non-null elements in ascending order.
-func pickMin(vals []bson.RawValue, n int64) []bson.RawValue {
+// pickMin returns the n smallest non-null elements in ascending order,
+// strings compared under coll.
+func pickMin(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue {
 	s := slices.DeleteFunc(slices.Clone(vals), IsNullish)
-	slices.SortStableFunc(s, compareValues)
+	slices.SortStableFunc(s, collCompare(coll))
 	return s[:min(int64(len(s)), n)]
 }
 
 // pickMax returns the n largest non-null elements in descending order;
 // among equal elements the later one comes first, as in mongod's multiset.
-func pickMax(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickMax(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue {
 	s := slices.DeleteFunc(slices.Clone(vals), IsNullish)
-	slices.SortStableFunc(s, func(a, b bson.RawValue) int { return compareValues(b, a) })
+	cmp := collCompare(coll)
+	slices.SortStableFunc(s, func(a, b bson.RawValue) int { return cmp(b, a) })
 	s = s[:min(int64(len(s)), n)]
 	for i := 0; i < len(s); {
 		j := i + 1
-		for j < len(s) && compareValues(s[i], s[j]) == 0 {
+		for j < len(s) && cmp(s[i], s[j]) == 0 {
 			j++
 		}
 		slices.Reverse(s[i:j])
