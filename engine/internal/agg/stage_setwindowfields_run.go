@@ -104,7 +104,7 @@ func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 		return bson.RawValue{}, nil
 	}
 	if w.keyCtx == nil {
-		w.keyCtx = &expr.Ctx{Vars: append([]bson.RawValue(nil), w.ctx.Vars...), Now: w.ctx.Now, ClusterTime: w.ctx.ClusterTime}
+		w.keyCtx = &expr.Ctx{Vars: append([]bson.RawValue(nil), w.ctx.Vars...), Now: w.ctx.Now, ClusterTime: w.ctx.ClusterTime, Collation: w.ctx.Collation}
 	}
 	w.keyCtx.SetRoot(doc)
 	v, err := w.s.partKey.Eval(w.keyCtx)
