@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -81,6 +82,9 @@ func parseNAccum(pc *parseCtx, name string, arg bson.RawValue, d *expr.Deps) (fu
 			return nil, err
 		}
 		st := &groupN{name: name, n: n}
+		if c != nil {
+			st.coll = c.Collation
+		}
 		return &simpleAccum{e: inE, state: st}, nil
 	}, nil
 }
@@ -89,6 +93,7 @@ func parseNAccum(pc *parseCtx, name string, arg bson.RawValue, d *expr.Deps) (fu
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/firstN/
 // https://www.mongodb.com/docs/v7.0/reference/operator/aggregation/minN/
 type groupN struct {
+	coll  *collation.Collator // $minN, $maxN compare strings under it
 	name  string
 	n     int64
 	vals  []bson.RawValue
@@ -122,7 +127,7 @@ func (a *groupN) add(v bson.RawValue) error {
 		if a.name == "$maxN" {
 			sign = -1
 		}
-		i := sort.Search(len(a.vals), func(i int) bool { return bsonkit.Compare(a.vals[i], v)*sign > 0 })
+		i := sort.Search(len(a.vals), func(i int) bool { return bsonkit.CompareWith(a.vals[i], v, a.coll)*sign > 0 })
 		if int64(i) >= a.n {
 			return nil
 		}

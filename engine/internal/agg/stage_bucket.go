@@ -106,12 +106,12 @@ func parseBucket(pc *parseCtx, spec bson.RawValue) (stage, error) {
 		if bsonkit.CanonicalType(a.Type) != bsonkit.CanonicalType(b.Type) {
 			return nil, mongoerr.Newf(mongoerr.Code(40193), "All values in the the 'boundaries' option to $bucket must have the same type. Found conflicting types %s and %s.", typeName(a), typeName(b))
 		}
-		if bsonkit.Compare(a, b) >= 0 {
+		if bsonkit.CompareWith(a, b, pc.opts.Collation) >= 0 {
 			return nil, mongoerr.Newf(mongoerr.Code(40194), "The 'boundaries' option to $bucket must be sorted, but elements %d and %d are not in ascending order (%s is not less than %s).", i-1, i, showValue(a), showValue(b))
 		}
 	}
 	if s.def.Type != 0 && bsonkit.CanonicalType(s.def.Type) == bsonkit.CanonicalType(s.bounds[0].Type) &&
-		bsonkit.Compare(s.def, s.bounds[0]) >= 0 && bsonkit.Compare(s.def, s.bounds[len(s.bounds)-1]) < 0 {
+		bsonkit.CompareWith(s.def, s.bounds[0], pc.opts.Collation) >= 0 && bsonkit.CompareWith(s.def, s.bounds[len(s.bounds)-1], pc.opts.Collation) < 0 {
 		return nil, mongoerr.New(mongoerr.Code(40199), "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.")
 	}
 	if output == nil {
@@ -192,8 +192,8 @@ func (k *bucketKey) Eval(c *expr.Ctx) (bson.RawValue, error) {
 		v = expr.Null()
 	}
 	lo, hi := s.bounds[0], s.bounds[len(s.bounds)-1]
-	if bsonkit.CanonicalType(v.Type) == bsonkit.CanonicalType(lo.Type) && bsonkit.Compare(v, lo) >= 0 && bsonkit.Compare(v, hi) < 0 {
-		i := sort.Search(len(s.bounds), func(i int) bool { return bsonkit.Compare(s.bounds[i], v) > 0 })
+	if bsonkit.CanonicalType(v.Type) == bsonkit.CanonicalType(lo.Type) && bsonkit.CompareWith(v, lo, c.Collation) >= 0 && bsonkit.CompareWith(v, hi, c.Collation) < 0 {
+		i := sort.Search(len(s.bounds), func(i int) bool { return bsonkit.CompareWith(s.bounds[i], v, c.Collation) > 0 })
 		return s.bounds[i-1], nil
 	}
 	if s.def.Type == 0 {
@@ -212,7 +212,7 @@ func (s *stageBucket) open(ctx context.Context, rc *runCtx, in Source) (Source, 
 		return nil, err
 	}
 	sort.SliceStable(docs, func(i, j int) bool {
-		return bsonkit.Compare(docs[i].Lookup("_id"), docs[j].Lookup("_id")) < 0
+		return bsonkit.CompareWith(docs[i].Lookup("_id"), docs[j].Lookup("_id"), rc.opts.Collation) < 0
 	})
 	return NewSliceSource(docs), nil
 }

@@ -148,7 +148,7 @@ func keyedDoc(k bson.RawValue, d bson.Raw) bson.Raw {
 func (s *stageBucketAuto) run(ctx context.Context, rc *runCtx, in Source, st *stageStats) ([]bson.Raw, error) {
 	c := rc.exprCtx()
 	srt := newSorter(rc, func(a, b bson.Raw) bool {
-		return bsonkit.Compare(a.Lookup("k"), b.Lookup("k")) < 0
+		return bsonkit.CompareWith(a.Lookup("k"), b.Lookup("k"), c.Collation) < 0
 	}, limit(rc.opts.Limits.BucketAuto), "$bucketAuto")
 	srt.st = st
 	defer srt.close()
@@ -254,7 +254,7 @@ func (s *stageBucketAuto) run(ctx context.Context, rc *runCtx, in Source, st *st
 					b.max = up
 				}
 			} else {
-				for next != nil && bsonkit.Compare(b.max, next.Lookup("k")) == 0 {
+				for next != nil && bsonkit.CompareWith(b.max, next.Lookup("k"), c.Collation) == 0 {
 					if err := advance(b); err != nil {
 						return nil, err
 					}

@@ -98,6 +98,7 @@ func (d *stageDensifyInternal) open(_ context.Context, rc *runCtx, in Source) (S
 		max = DefaultDensifyDocs
 	}
 	r := &densifyRun{s: s, in: in, ctx: expr.NewCtx(s.scope), parts: map[string]*densifyPart{}, max: max, limit: DefaultLimit}
+	r.ctx.Collation = rc.opts.Collation
 	return &funcSource{next: r.next, close: in.Close}, nil
 }
 
@@ -183,6 +184,10 @@ func (r *densifyRun) partition(doc bson.Raw) (*densifyPart, error) {
 		}
 	}
 	ck := canonKey(expr.Doc(key))
+	if r.ctx.Collation != nil {
+		// mongod's partition table compares values under the collation.
+		ck = keyOfWith(expr.Doc(key), r.ctx.Collation)
+	}
 	if p, ok := r.parts[ck]; ok {
 		return p, nil
 	}

@@ -297,6 +297,7 @@ func (s *stageLookup) matches(ctx context.Context, rc *runCtx, c *expr.Ctx, doc 
 			return nil, err
 		}
 		fc := expr.NewCtx(nil)
+		fc.Collation = rc.opts.Collation
 		inner := out
 		out = &funcSource{next: func(ctx context.Context) (bson.Raw, error) {
 			for {

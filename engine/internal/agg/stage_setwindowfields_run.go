@@ -104,7 +104,7 @@ func (w *winRun) partitionKey(doc bson.Raw) (bson.RawValue, error) {
 		return bson.RawValue{}, nil
 	}
 	if w.keyCtx == nil {
-		w.keyCtx = &expr.Ctx{Vars: append([]bson.RawValue(nil), w.ctx.Vars...), Now: w.ctx.Now, ClusterTime: w.ctx.ClusterTime}
+		w.keyCtx = &expr.Ctx{Vars: append([]bson.RawValue(nil), w.ctx.Vars...), Now: w.ctx.Now, ClusterTime: w.ctx.ClusterTime, Collation: w.ctx.Collation}
 	}
 	w.keyCtx.SetRoot(doc)
 	v, err := w.s.partKey.Eval(w.keyCtx)
@@ -181,7 +181,7 @@ func (w *winRun) fill(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if w.part.len() > 0 && bsonkit.Compare(k, key) != 0 {
+		if w.part.len() > 0 && bsonkit.CompareWith(k, key, w.ctx.Collation) != 0 {
 			w.pending, w.pendKey = d, k
 			break
 		}

@@ -71,7 +71,7 @@ func (l *letDefs) bind(c *expr.Ctx, doc bson.Raw) (*expr.Ctx, error) {
 		}
 		vals[i] = v
 	}
-	n := &expr.Ctx{Vars: append([]bson.RawValue(nil), c.Vars...), Now: c.Now, ClusterTime: c.ClusterTime}
+	n := &expr.Ctx{Vars: append([]bson.RawValue(nil), c.Vars...), Now: c.Now, ClusterTime: c.ClusterTime, Collation: c.Collation}
 	for i, slot := range l.slots {
 		n.Set(slot, vals[i])
 	}

@@ -53,6 +53,9 @@ func (f *winAccFunc) start(p *winPartition) (winCursor, error) {
 	}
 	removable := !f.win.leftUnbounded()
 	st := f.newState(removable)
+	if cs, ok := st.(collated); ok {
+		cs.setCollation(p.ctx.Collation)
+	}
 	if f.win.whole() {
 		for i := range p.len() {
 			v, err := get(i)

@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 )
 
@@ -27,6 +28,7 @@ type seqValue struct {
 // undefined and missing values are ignored; an empty window gives null.
 type winMinMaxState struct {
 	sign           int
+	coll           *collation.Collator // strings compare under it (nil: simple)
 	dq             []seqValue
 	head           int
 	added, removed int64
@@ -39,7 +41,7 @@ func (s *winMinMaxState) add(v bson.RawValue) error {
 	if expr.IsNullish(v) {
 		return nil
 	}
-	for len(s.dq) > s.head && s.sign*bsonkit.Compare(s.dq[len(s.dq)-1].v, v) > 0 {
+	for len(s.dq) > s.head && s.sign*bsonkit.CompareWith(s.dq[len(s.dq)-1].v, v, s.coll) > 0 {
 		s.size -= int64(len(s.dq[len(s.dq)-1].v.Value))
 		s.dq = s.dq[:len(s.dq)-1]
 	}
@@ -68,7 +70,10 @@ func (s *winMinMaxState) value() (bson.RawValue, error) {
 	return s.dq[s.head].v, nil
 }
 
-func (s *winMinMaxState) reset() { *s = winMinMaxState{sign: s.sign} }
+func (s *winMinMaxState) reset() { *s = winMinMaxState{sign: s.sign, coll: s.coll} }
+
+// setCollation makes s compare strings under c.
+func (s *winMinMaxState) setCollation(c *collation.Collator) { s.coll = c }
 
 func (s *winMinMaxState) bytes() int64 { return s.size + int64(len(s.dq)-s.head)*40 }
 
@@ -127,14 +132,15 @@ func arrayValue(vals []bson.RawValue) (bson.RawValue, error) {
 // removable window in mongod does the same; for an unbounded one mongod's
 // order is unspecified). Missing values are left out.
 type winSetState struct {
+	coll   *collation.Collator // strings compare under it (nil: simple)
 	vals   []bson.RawValue
 	counts []int64
 	size   int64
 }
 
 func (s *winSetState) find(v bson.RawValue) (int, bool) {
-	i := sort.Search(len(s.vals), func(i int) bool { return bsonkit.Compare(s.vals[i], v) >= 0 })
-	return i, i < len(s.vals) && bsonkit.Compare(s.vals[i], v) == 0
+	i := sort.Search(len(s.vals), func(i int) bool { return bsonkit.CompareWith(s.vals[i], v, s.coll) >= 0 })
+	return i, i < len(s.vals) && bsonkit.CompareWith(s.vals[i], v, s.coll) == 0
 }
 
 func (s *winSetState) add(v bson.RawValue) error {
@@ -174,6 +180,9 @@ func (s *winSetState) remove(v bson.RawValue) error {
 
 func (s *winSetState) value() (bson.RawValue, error) { return arrayValue(s.vals) }
 
-func (s *winSetState) reset() { *s = winSetState{} }
+func (s *winSetState) reset() { *s = winSetState{coll: s.coll} }
+
+// setCollation makes s compare strings under c.
+func (s *winSetState) setCollation(c *collation.Collator) { s.coll = c }
 
 func (s *winSetState) bytes() int64 { return s.size + int64(len(s.vals))*32 }

@@ -60,7 +60,7 @@ func parseWinN(env *winParseEnv, name string, spec bson.Raw) (winFunc, error) {
 func (f *winNFunc) start(p *winPartition) (winCursor, error) {
 	// 'n' is evaluated without a document, as mongod's window functions
 	// do: a field path in it is missing.
-	nctx := &expr.Ctx{Vars: append([]bson.RawValue(nil), p.ctx.Vars...), Now: p.ctx.Now, ClusterTime: p.ctx.ClusterTime}
+	nctx := &expr.Ctx{Vars: append([]bson.RawValue(nil), p.ctx.Vars...), Now: p.ctx.Now, ClusterTime: p.ctx.ClusterTime, Collation: p.ctx.Collation}
 	nctx.SetRoot(newEmptyDoc())
 	feed := func(acc accumulator, lo, hi int) error {
 		for j := lo; j <= hi; j++ {

@@ -6,6 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -55,7 +56,7 @@ func (f *rankFunc) start(p *winPartition) (winCursor, error) {
 			return bson.RawValue{}, err
 		}
 		switch {
-		case i > 0 && sameRankValue(prev, v, p.sort.dirs[0]):
+		case i > 0 && sameRankValue(prev, v, p.sort.dirs[0], p.ctx.Collation):
 			same++
 		case f.name == "$rank":
 			rank += same
@@ -70,20 +71,20 @@ func (f *rankFunc) start(p *winPartition) (winCursor, error) {
 
 // sameRankValue reports whether two sortBy values tie: nullish values all
 // tie, arrays compare by their sort key (least element ascending, greatest
-// descending), anything else by value.
-func sameRankValue(a, b bson.RawValue, dir int) bool {
+// descending), anything else by value; strings compare under coll.
+func sameRankValue(a, b bson.RawValue, dir int, coll *collation.Collator) bool {
 	if expr.IsNullish(a) && expr.IsNullish(b) {
 		return true
 	}
 	if a.Type == bson.TypeArray || b.Type == bson.TypeArray {
-		return bsonkit.Compare(arraySortKey(a, dir), arraySortKey(b, dir)) == 0
+		return bsonkit.CompareWith(arraySortKey(a, dir, coll), arraySortKey(b, dir, coll), coll) == 0
 	}
-	return bsonkit.Compare(a, b) == 0
+	return bsonkit.CompareWith(a, b, coll) == 0
 }
 
 // arraySortKey is the value a sort by dir uses for v: an array's least
 // (or greatest) element, undefined for an empty array.
-func arraySortKey(v bson.RawValue, dir int) bson.RawValue {
+func arraySortKey(v bson.RawValue, dir int, coll *collation.Collator) bson.RawValue {
 	if v.Type != bson.TypeArray {
 		return v
 	}
@@ -93,7 +94,7 @@ func arraySortKey(v bson.RawValue, dir int) bson.RawValue {
 	}
 	best := vals[0]
 	for _, x := range vals[1:] {
-		if c := bsonkit.Compare(x, best); c*dir < 0 {
+		if c := bsonkit.CompareWith(x, best, coll); c*dir < 0 {
 			best = x
 		}
 	}

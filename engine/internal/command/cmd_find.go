@@ -119,7 +119,7 @@ func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
 	if len(p.projSpec) > 5 {
 		q.projSpec = p.projSpec
 		var err error
-		if proj, err = projection.CompileEnv(p.projSpec, r.matchEnv(p.let)); err != nil {
+		if proj, err = projection.CompileEnv(p.projSpec, env); err != nil {
 			return nil, nil, err
 		}
 		if err := proj.Validate(q.filter); err != nil {

@@ -161,6 +161,15 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		if u != nil {
 			u = updaterWithCollation(u, q.collation)
 		}
+		if proj != nil && q.collation != nil {
+			// The projection was checked at parse time; its expressions
+			// and $elemMatch compare under the statement's collation.
+			env := r.matchEnv(p.let)
+			env.Collation = q.collation
+			if proj, err = projection.CompileEnv(p.fieldsSpec, env); err != nil {
+				return err
+			}
+		}
 		var found *row
 		if q.coll != nil {
 			rows, err := q.rows(ctx, w.Reader(), r.queryEnv())

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 )
 
 // Array operators that reorder or reshape arrays: $sortArray, $zip and
@@ -35,13 +36,13 @@ type sortArrayExpr struct {
 	keys  []sortKey // one key with a nil path: whole values
 }
 
-// compare orders two elements by the sort pattern.
-func (e *sortArrayExpr) compare(a, b bson.RawValue) int {
+// compare orders two elements by the sort pattern, strings under coll.
+func (e *sortArrayExpr) compare(a, b bson.RawValue, coll *collation.Collator) int {
 	if e.keys[0].path == nil {
-		return e.keys[0].dir * compareValues(a, b)
+		return e.keys[0].dir * bsonkit.CompareWith(a, b, coll)
 	}
 	for _, k := range e.keys {
-		if c := compareValues(sortKeyOf(a, k.path), sortKeyOf(b, k.path)); c != 0 {
+		if c := bsonkit.CompareWith(sortKeyOf(a, k.path), sortKeyOf(b, k.path), coll); c != 0 {
 			return k.dir * c
 		}
 	}
@@ -84,7 +85,7 @@ func (e *sortArrayExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if len(vals) < 2 {
 		return in, nil
 	}
-	slices.SortStableFunc(vals, e.compare)
+	slices.SortStableFunc(vals, func(a, b bson.RawValue) int { return e.compare(a, b, c.Collation) })
 	return Array(vals), nil
 }
 
@@ -285,7 +286,7 @@ func parseZip(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 // nExpr is $firstN, $lastN, $maxN or $minN over an array.
 type nExpr struct {
 	n, input Expr
-	pick     func(vals []bson.RawValue, n int64) []bson.RawValue
+	pick     func(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue
 }
 
 func (e *nExpr) Eval(c *Ctx) (bson.RawValue, error) {
@@ -310,12 +311,12 @@ func (e *nExpr) Eval(c *Ctx) (bson.RawValue, error) {
 	if in.Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(5788200, "Input must be an array")
 	}
-	return Array(e.pick(Values(in), n)), nil
+	return Array(e.pick(Values(in), n, c.Collation)), nil
 }
 
 // parseNOp parses {n: <expr>, input: <expr>}; code is the error for a
 // non-object argument.
-func parseNOp(code int32, pick func([]bson.RawValue, int64) []bson.RawValue) parseFunc {
+func parseNOp(code int32, pick func([]bson.RawValue, int64, *collation.Collator) []bson.RawValue) parseFunc {
 	return func(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		elems, err := objectArgs(arg, code, "specification must be an object; found "+arg.String())
 		if err != nil {
@@ -346,31 +347,33 @@ func parseNOp(code int32, pick func([]bson.RawValue, int64) []bson.RawValue) par
 }
 
 // pickFirst returns the first n elements.
-func pickFirst(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickFirst(vals []bson.RawValue, n int64, _ *collation.Collator) []bson.RawValue {
 	return vals[:min(int64(len(vals)), n)]
 }
 
 // pickLast returns the last n elements.
-func pickLast(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickLast(vals []bson.RawValue, n int64, _ *collation.Collator) []bson.RawValue {
 	return vals[max(0, int64(len(vals))-n):]
 }
 
-// pickMin returns the n smallest non-null elements in ascending order.
-func pickMin(vals []bson.RawValue, n int64) []bson.RawValue {
+// pickMin returns the n smallest non-null elements in ascending order,
+// strings compared under coll.
+func pickMin(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue {
 	s := slices.DeleteFunc(slices.Clone(vals), IsNullish)
-	slices.SortStableFunc(s, compareValues)
+	slices.SortStableFunc(s, collCompare(coll))
 	return s[:min(int64(len(s)), n)]
 }
 
 // pickMax returns the n largest non-null elements in descending order;
 // among equal elements the later one comes first, as in mongod's multiset.
-func pickMax(vals []bson.RawValue, n int64) []bson.RawValue {
+func pickMax(vals []bson.RawValue, n int64, coll *collation.Collator) []bson.RawValue {
 	s := slices.DeleteFunc(slices.Clone(vals), IsNullish)
-	slices.SortStableFunc(s, func(a, b bson.RawValue) int { return compareValues(b, a) })
+	cmp := collCompare(coll)
+	slices.SortStableFunc(s, func(a, b bson.RawValue) int { return cmp(b, a) })
 	s = s[:min(int64(len(s)), n)]
 	for i := 0; i < len(s); {
 		j := i + 1
-		for j < len(s) && compareValues(s[i], s[j]) == 0 {
+		for j < len(s) && cmp(s[i], s[j]) == 0 {
 			j++
 		}
 		slices.Reverse(s[i:j])

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -17,7 +19,13 @@ func init() {
 	register("$setEquals", parseSetEquals)
 	register("$setIntersection", opNary(setIntersection))
 	register("$setUnion", opNary(setUnion))
-	register("$setDifference", opValues(2, setDifference))
+	register("$setDifference", opFixed(2, func(c *Ctx, args []Expr) (bson.RawValue, error) {
+		vals, err := EvalAll(c, args)
+		if err != nil {
+			return bson.RawValue{}, err
+		}
+		return setDifference(vals, c.Collation)
+	}))
 	register("$setIsSubset", parseSetIsSubset)
 	register("$anyElementTrue", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return anyAll(v[0], "$anyElementTrue", 17041, true) }))
 	register("$allElementsTrue", opValues(1, func(v []bson.RawValue) (bson.RawValue, error) { return anyAll(v[0], "$allElementsTrue", 17040, false) }))
@@ -50,15 +58,23 @@ func foldConst(e Expr) (bson.RawValue, bool) {
 
 // uniqueSorted returns the distinct elements of vals in BSON order, each
 // represented by its first occurrence.
-func uniqueSorted(vals []bson.RawValue) []bson.RawValue {
+// Strings compare under coll (nil: simple), as mongod's set operators use
+// the expression context's collator.
+func uniqueSorted(vals []bson.RawValue, coll *collation.Collator) []bson.RawValue {
 	s := slices.Clone(vals)
-	slices.SortStableFunc(s, compareValues)
-	return slices.CompactFunc(s, func(a, b bson.RawValue) bool { return compareValues(a, b) == 0 })
+	cmp := collCompare(coll)
+	slices.SortStableFunc(s, cmp)
+	return slices.CompactFunc(s, func(a, b bson.RawValue) bool { return cmp(a, b) == 0 })
 }
 
-// setContains reports whether the sorted set holds v.
-func setContains(set []bson.RawValue, v bson.RawValue) bool {
-	_, ok := slices.BinarySearchFunc(set, v, compareValues)
+// collCompare returns the BSON comparison under coll (nil: simple).
+func collCompare(coll *collation.Collator) func(a, b bson.RawValue) int {
+	return func(a, b bson.RawValue) int { return bsonkit.CompareWith(a, b, coll) }
+}
+
+// setContains reports whether the set, sorted under coll, holds v.
+func setContains(set []bson.RawValue, v bson.RawValue, coll *collation.Collator) bool {
+	_, ok := slices.BinarySearchFunc(set, v, collCompare(coll))
 	return ok
 }
 
@@ -87,12 +103,12 @@ func parseSetEquals(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 			if v.Type != bson.TypeArray {
 				return bson.RawValue{}, exprErr(17044, "All operands of $setEquals must be arrays. %d-th argument is of type: %s", i+1, typeName(v))
 			}
-			set := uniqueSorted(Values(v))
+			set := uniqueSorted(Values(v), c.Collation)
 			if i == 0 {
 				first = set
 				continue
 			}
-			if len(set) != len(first) || !slices.EqualFunc(set, first, func(a, b bson.RawValue) bool { return compareValues(a, b) == 0 }) {
+			if len(set) != len(first) || !slices.EqualFunc(set, first, func(a, b bson.RawValue) bool { return bsonkit.CompareWith(a, b, c.Collation) == 0 }) {
 				return Bool(false), nil
 			}
 		}
@@ -115,17 +131,17 @@ func setIntersection(c *Ctx, args []Expr) (bson.RawValue, error) {
 			return bson.RawValue{}, exprErr(17047, "All operands of $setIntersection must be arrays. One argument is of type: %s", typeName(v))
 		}
 		if i == 0 {
-			cur = uniqueSorted(Values(v))
+			cur = uniqueSorted(Values(v), c.Collation)
 			continue
 		}
 		if len(cur) == 0 {
 			continue
 		}
-		next := uniqueSorted(Values(v))
+		next := uniqueSorted(Values(v), c.Collation)
 		if len(cur) > len(next) {
 			cur, next = next, cur
 		}
-		cur = slices.DeleteFunc(cur, func(x bson.RawValue) bool { return !setContains(next, x) })
+		cur = slices.DeleteFunc(cur, func(x bson.RawValue) bool { return !setContains(next, x, c.Collation) })
 	}
 	return Array(cur), nil
 }
@@ -150,12 +166,12 @@ func setUnion(c *Ctx, args []Expr) (bson.RawValue, error) {
 		}
 		all = append(all, Values(v)...)
 	}
-	return Array(uniqueSorted(all)), nil
+	return Array(uniqueSorted(all, c.Collation)), nil
 }
 
 // setDifference returns the distinct elements of the first array that the
-// second lacks, in the first array's order.
-func setDifference(v []bson.RawValue) (bson.RawValue, error) {
+// second lacks, in the first array's order; strings compare under coll.
+func setDifference(v []bson.RawValue, coll *collation.Collator) (bson.RawValue, error) {
 	l, r := v[0], v[1]
 	if IsNullish(l) || IsNullish(r) {
 		return Null(), nil
@@ -166,20 +182,21 @@ func setDifference(v []bson.RawValue) (bson.RawValue, error) {
 	if r.Type != bson.TypeArray {
 		return bson.RawValue{}, exprErr(17049, "both operands of $setDifference must be arrays. Second argument is of type: %s", typeName(r))
 	}
-	rset := uniqueSorted(Values(r))
+	rset := uniqueSorted(Values(r), coll)
+	cmp := collCompare(coll)
 	lv := Values(l)
 	// Mark the first occurrence of each distinct left element.
 	idx := make([]int, len(lv))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return compareValues(lv[idx[a]], lv[idx[b]]) < 0 })
+	sort.SliceStable(idx, func(a, b int) bool { return cmp(lv[idx[a]], lv[idx[b]]) < 0 })
 	keep := make([]bool, len(lv))
 	for k, i := range idx {
-		if k > 0 && compareValues(lv[idx[k-1]], lv[i]) == 0 {
+		if k > 0 && cmp(lv[idx[k-1]], lv[i]) == 0 {
 			continue
 		}
-		keep[i] = !setContains(rset, lv[i])
+		keep[i] = !setContains(rset, lv[i], coll)
 	}
 	b := NewArrayBuilder(len(lv))
 	for i, x := range lv {
@@ -217,9 +234,9 @@ func parseSetIsSubset(p *Parser, name string, arg bson.RawValue) (Expr, error) {
 		if vals[1].Type != bson.TypeArray {
 			return bson.RawValue{}, exprErr(rcode, "both operands of $setIsSubset must be arrays. Second argument is of type: %s", typeName(vals[1]))
 		}
-		rset := uniqueSorted(Values(vals[1]))
+		rset := uniqueSorted(Values(vals[1]), c.Collation)
 		for _, x := range Values(vals[0]) {
-			if !setContains(rset, x) {
+			if !setContains(rset, x, c.Collation) {
 				return Bool(false), nil
 			}
 		}

@@ -359,7 +359,11 @@ func (ctx *parseCtx) parseElemMatch(parent *pnode, parentPath []string, key stri
 	if parentPath != nil || strings.Contains(key, ".") {
 		return mongoerr.New(mongoerr.Code(31275), "Cannot use $elemMatch projection on a nested field.")
 	}
-	f, err := match.Compile(bsonkit.Elem(key, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: obj}))
+	var env match.Env
+	if ctx.sc != nil {
+		env.Collation = ctx.sc.Collation()
+	}
+	f, err := match.CompileEnv(bsonkit.Elem(key, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: obj}), env)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ type slotValue struct {
 // newExprEnv defines env's let variables in a fresh scope.
 func newExprEnv(env match.Env) (*exprEnv, error) {
 	xe := &exprEnv{sc: expr.NewScope(), now: env.Now, ct: env.ClusterTime}
+	xe.sc.SetCollation(env.Collation)
 	if len(env.Let) > 0 {
 		elems, err := env.Let.Elements()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
@@ -15,7 +16,7 @@ import (
 // array member as if the member were the value of that identifier.
 type arrayFilter struct {
 	id    string
-	query queryMatcher
+	query *collQuery
 }
 
 // queryMatcher matches a document against a compiled query filter.
@@ -41,7 +42,7 @@ func parseArrayFilters(raw []bson.Raw) (map[string]*arrayFilter, error) {
 		if err := validDeep(f, 0); err != nil {
 			return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid array filter: %v", err)
 		}
-		q, err := compileQuery(f)
+		q, err := compileCollQuery(f)
 		if err != nil {
 			me := mongoerr.As(err)
 			return nil, mongoerr.Newf(me.Code, "Error parsing array filter :: caused by :: %s", me.Msg)
@@ -117,9 +118,10 @@ func validIdentifier(id string) bool {
 	return true
 }
 
-// matchValue reports whether an array member matches the filter.
-func (f *arrayFilter) matchValue(v bson.RawValue) (bool, error) {
-	return f.query.matchDoc(wrapValue(f.id, v)), nil
+// matchValue reports whether an array member matches the filter, strings
+// compared under coll (nil: simple).
+func (f *arrayFilter) matchValue(v bson.RawValue, coll *collation.Collator) (bool, error) {
+	return f.query.under(coll).matchDoc(wrapValue(f.id, v)), nil
 }
 
 // wrapValue builds the document {name: v}.
@@ -142,13 +144,13 @@ func newPull(v bson.RawValue) (*opPull, error) {
 		if len(elems) > 0 && isPathOperator(elems[0].Key()) {
 			return wrappedPull(v)
 		}
-		q, err := compileQuery(doc)
+		q, err := compileCollQuery(doc)
 		if err != nil {
 			return nil, err
 		}
-		return &opPull{match: func(_ *applyCtx, x bson.RawValue) (bool, error) {
+		return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) {
 			d, ok := x.DocumentOK()
-			return ok && q.matchDoc(d), nil
+			return ok && q.under(c.coll).matchDoc(d), nil
 		}}, nil
 	case bson.TypeRegex:
 		return wrappedPull(v)
@@ -159,12 +161,12 @@ func newPull(v bson.RawValue) (*opPull, error) {
 // wrappedPull matches each member m as the document {"": m} against the
 // query {"": cond}.
 func wrappedPull(cond bson.RawValue) (*opPull, error) {
-	q, err := compileQuery(wrapValue("", cond))
+	q, err := compileCollQuery(wrapValue("", cond))
 	if err != nil {
 		return nil, err
 	}
-	return &opPull{match: func(_ *applyCtx, x bson.RawValue) (bool, error) {
-		return q.matchDoc(wrapValue("", x)), nil
+	return &opPull{match: func(c *applyCtx, x bson.RawValue) (bool, error) {
+		return q.under(c.coll).matchDoc(wrapValue("", x)), nil
 	}}, nil
 }
 

@@ -236,7 +236,7 @@ func (n *arrNode) apply(c *applyCtx, e *elem) (bool, error) {
 				continue
 			}
 			f := c.filters[id]
-			ok, err := f.matchValue(m.value())
+			ok, err := f.matchValue(m.value(), c.coll)
 			if err != nil {
 				return false, err
 			}

@@ -252,13 +252,10 @@ func validDeep(doc bson.Raw, depth int) error {
 	return nil
 }
 
-// WithCollation returns a copy of u whose $min, $max, $addToSet, $pull of
-// a value and $pullAll compare strings under c (nil: the simple
-// collation), as the statement's collation makes them in mongod. u is
-// not changed.
-//
-// Divergence: $pull with query conditions still compares under the
-// simple collation.
+// WithCollation returns a copy of u whose $min, $max, $addToSet, $pull
+// (of a value or with query conditions) and $pullAll compare strings
+// under c (nil: the simple collation), as the statement's collation makes
+// them in mongod. u is not changed.
 func (u *Update) WithCollation(c *collation.Collator) *Update {
 	cp := *u
 	cp.coll = c
