@@ -95,6 +95,15 @@ func FuzzDispatch(f *testing.F) {
 		{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$add", Value: bson.A{"$a", 1}}}}}}}}}, {Key: "multi", Value: true}}}}, {Key: "$db", Value: "d"}},
 		{{Key: "currentOp", Value: 1}, {Key: "$all", Value: true}, {Key: "$db", Value: "admin"}},
 		{{Key: "killOp", Value: 1}, {Key: "op", Value: 1}, {Key: "$db", Value: "admin"}},
+		// Validation, collation, time series, failpoints (this session's commands).
+		{{Key: "create", Value: "s"}, {Key: "validator", Value: bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "required", Value: bson.A{"a"}}, {Key: "properties", Value: bson.D{{Key: "a", Value: bson.D{{Key: "bsonType", Value: "int"}, {Key: "minimum", Value: 0}}}}}}}}}, {Key: "validationAction", Value: "error"}, {Key: "$db", Value: "d"}},
+		{{Key: "collMod", Value: "s"}, {Key: "validator", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 1}}}}}, {Key: "validationLevel", Value: "moderate"}, {Key: "$db", Value: "d"}},
+		{{Key: "create", Value: "k"}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "en"}, {Key: "strength", Value: 2}}}, {Key: "$db", Value: "d"}},
+		{{Key: "find", Value: "k"}, {Key: "filter", Value: bson.D{{Key: "a", Value: "X"}}}, {Key: "sort", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "collation", Value: bson.D{{Key: "locale", Value: "fr"}, {Key: "caseFirst", Value: "upper"}, {Key: "numericOrdering", Value: true}}}, {Key: "$db", Value: "d"}},
+		{{Key: "create", Value: "t"}, {Key: "timeseries", Value: bson.D{{Key: "timeField", Value: "t"}, {Key: "metaField", Value: "m"}, {Key: "granularity", Value: "minutes"}}}, {Key: "expireAfterSeconds", Value: 60}, {Key: "$db", Value: "d"}},
+		{{Key: "insert", Value: "t"}, {Key: "documents", Value: bson.A{bson.D{{Key: "t", Value: bson.DateTime(0)}, {Key: "m", Value: 1}, {Key: "v", Value: 2.5}}}}, {Key: "$db", Value: "d"}},
+		{{Key: "aggregate", Value: "t"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "m", Value: 1}, {Key: "t", Value: bson.D{{Key: "$gte", Value: bson.DateTime(0)}}}}}}}}, {Key: "cursor", Value: bson.D{}}, {Key: "$db", Value: "d"}},
+		{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}}, {Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"find"}}, {Key: "errorCode", Value: 91}}}, {Key: "$db", Value: "admin"}},
 	}
 	for _, s := range seeds {
 		b, _ := bson.Marshal(s)
