@@ -51,12 +51,14 @@ type Env struct {
 	clock       logicalClock
 	params      *parameters
 	ttl         ttlStats
-	x           *envExt // planner, profiler and index usage state
-	inprog      *inProgress
-	sessions    *sessionCache
-	fail        *failPoints // configureFailPoint's failpoints
-	fsync       fsyncLock   // fsync lock: true
-	top         topStats    // the top command's figures
+	// tsBuckets holds the open buckets and counters of every time series.
+	tsBuckets *bucketCatalog
+	x         *envExt // planner, profiler and index usage state
+	inprog    *inProgress
+	sessions  *sessionCache
+	fail      *failPoints // configureFailPoint's failpoints
+	fsync     fsyncLock   // fsync lock: true
+	top       topStats    // the top command's figures
 	// shuttingDown is set by the shutdown command: new commands fail.
 	shuttingDown atomic.Bool
 
@@ -82,18 +84,19 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Env{
-		Store:    st,
-		Config:   cfg,
-		Cursors:  newCursors(cfg.CursorTimeout),
-		retry:    newRetryCache(),
-		log:      log,
-		started:  time.Now(),
-		params:   newParameters(),
-		x:        newEnvExt(),
-		inprog:   newInProgress(),
-		sessions: newSessionCache(),
-		fail:     newFailPoints(),
-		opCounts: map[string]int64{},
+		Store:     st,
+		Config:    cfg,
+		Cursors:   newCursors(cfg.CursorTimeout),
+		retry:     newRetryCache(),
+		tsBuckets: &bucketCatalog{open: map[uint64]map[string]*openBucket{}, stats: map[uint64]*tsStats{}},
+		log:       log,
+		started:   time.Now(),
+		params:    newParameters(),
+		x:         newEnvExt(),
+		inprog:    newInProgress(),
+		sessions:  newSessionCache(),
+		fail:      newFailPoints(),
+		opCounts:  map[string]int64{},
 	}
 }
 

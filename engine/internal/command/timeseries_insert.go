@@ -52,17 +52,8 @@ type tsStats struct {
 	commits, measurements                                        int64
 }
 
-// catalogs maps an *Env to its bucket catalog.
-var catalogs sync.Map
-
 // buckets returns e's bucket catalog.
-func (e *Env) buckets() *bucketCatalog {
-	if c, ok := catalogs.Load(e); ok {
-		return c.(*bucketCatalog)
-	}
-	c, _ := catalogs.LoadOrStore(e, &bucketCatalog{open: map[uint64]map[string]*openBucket{}, stats: map[uint64]*tsStats{}})
-	return c.(*bucketCatalog)
-}
+func (e *Env) buckets() *bucketCatalog { return e.tsBuckets }
 
 // statsFor returns the counters of buckets collection id (mu held).
 func (bc *bucketCatalog) statsFor(id uint64) *tsStats {
