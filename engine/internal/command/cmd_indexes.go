@@ -42,31 +42,9 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
 		return nil, err
 	}
-	var raws []bson.Raw
-	have := false
-	err = fields("createIndexes", r.Body, func(k string, v bson.RawValue) error {
-		var err error
-		switch k {
-		case "indexes":
-			raws, err = docArray("createIndexes", k, v)
-			have = true
-		case "commitQuorum":
-			// One node: every quorum is met when the build commits.
-		case "ignoreUnknownIndexOptions", "isTimeseriesNamespace":
-			_, err = wantBool("createIndexes", k, v)
-		default:
-			return errUnknown
-		}
-		return err
-	})
+	raws, err := createIndexesSpecs(r)
 	if err != nil {
 		return nil, err
-	}
-	if !have {
-		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'createIndexes.indexes' is missing but a required field")
-	}
-	if len(raws) == 0 {
-		return nil, mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
 	}
 	specs := make([]index.Spec, len(raws))
 	for i, raw := range raws {
@@ -334,4 +312,36 @@ func dropTargets(c *storage.Collection, v bson.RawValue) (names []string, all bo
 		return found, false, nil
 	}
 	return nil, false, mongoerr.Newf(mongoerr.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type '%s', expected types '[string, object, array]'", typeName(v.Type))
+}
+
+// createIndexesSpecs parses createIndexes' fields and returns its index
+// specifications, at least one.
+func createIndexesSpecs(r *Request) ([]bson.Raw, error) {
+	var raws []bson.Raw
+	have := false
+	err := fields("createIndexes", r.Body, func(k string, v bson.RawValue) error {
+		var err error
+		switch k {
+		case "indexes":
+			raws, err = docArray("createIndexes", k, v)
+			have = true
+		case "commitQuorum":
+			// One node: every quorum is met when the build commits.
+		case "ignoreUnknownIndexOptions", "isTimeseriesNamespace":
+			_, err = wantBool("createIndexes", k, v)
+		default:
+			return errUnknown
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !have {
+		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'createIndexes.indexes' is missing but a required field")
+	}
+	if len(raws) == 0 {
+		return nil, mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
+	}
+	return raws, nil
 }

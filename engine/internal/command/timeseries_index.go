@@ -18,30 +18,9 @@ import (
 // sparse indexes on measurements (InvalidOptions).
 // https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-secondary-index/
 func (r *Request) createTimeseriesIndexes(ctx context.Context, ts *tsColl) (bson.D, error) {
-	var raws []bson.Raw
-	have := false
-	err := fields("createIndexes", r.Body, func(k string, v bson.RawValue) error {
-		var err error
-		switch k {
-		case "indexes":
-			raws, err = docArray("createIndexes", k, v)
-			have = true
-		case "commitQuorum":
-		case "ignoreUnknownIndexOptions", "isTimeseriesNamespace":
-			_, err = wantBool("createIndexes", k, v)
-		default:
-			return errUnknown
-		}
-		return err
-	})
+	raws, err := createIndexesSpecs(r)
 	if err != nil {
 		return nil, err
-	}
-	if !have {
-		return nil, mongoerr.New(mongoerr.Code(40414), "BSON field 'createIndexes.indexes' is missing but a required field")
-	}
-	if len(raws) == 0 {
-		return nil, mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
 	}
 	specs := make([]index.Spec, len(raws))
 	for i, raw := range raws {
