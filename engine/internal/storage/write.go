@@ -46,6 +46,8 @@ type Writer struct {
 	// kbuf is scratch space for keys handed to the batch, which copies
 	// them, and to probes, which do not keep them.
 	kbuf []byte
+	// txn names the transaction this batch commits, or nil (MarkTransaction).
+	txn *TxnInfo
 }
 
 // Collection returns ns as this writer sees it, or nil.
