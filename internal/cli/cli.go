@@ -103,6 +103,6 @@ func newRoot(env Env) *cobra.Command {
 		Long: `Formwork makes MongoDB's schema design patterns executable: an embedded
 MongoDB-compatible server, pattern packages, an advisor and a lab.`,
 	}
-	root.AddCommand(newServeCmd(env), newBenchCmd(env), newLabCmd(env))
+	root.AddCommand(newServeCmd(env), newBenchCmd(env), newLabCmd(env), newJobsCmd(env))
 	return root
 }
