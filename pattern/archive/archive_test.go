@@ -16,7 +16,7 @@ import (
 // newArchiver returns an Archiver of db.orders into archive_db.orders
 // (another database), with 30-day age and 3-day slices, its indexes
 // created.
-func newArchiver(t testing.TB, cfg archive.Config) (*archive.Archiver[order], *testenvDB) {
+func newArchiver(t testing.TB, cfg archive.Config) *archive.Archiver[order] {
 	t.Helper()
 	db := testenv.Database(t)
 	arch := db.Client().Database(db.Name() + "_archive")
@@ -39,15 +39,13 @@ func newArchiver(t testing.TB, cfg archive.Config) (*archive.Archiver[order], *t
 	if err := a.EnsureIndexes(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return a, &testenvDB{db.Name()}
+	return a
 }
 
-// testenvDB names the live database.
-type testenvDB struct{ name string }
 
 func TestRunMovesOldDocuments(t *testing.T) {
 	ctx := context.Background()
-	a, _ := newArchiver(t, archive.Config{})
+	a := newArchiver(t, archive.Config{})
 	orig := loadOrders(t, a.Live(), 200) // 200 × 7h ≈ 58 days
 	rep, err := a.Run(ctx, archive.RunOptions{Now: now})
 	if err != nil {
@@ -97,7 +95,7 @@ func TestRunMovesOldDocuments(t *testing.T) {
 
 func TestRunFilterKeepsMarked(t *testing.T) {
 	ctx := context.Background()
-	a, _ := newArchiver(t, archive.Config{Filter: bson.D{{Key: "keep", Value: bson.D{{Key: "$ne", Value: true}}}}})
+	a := newArchiver(t, archive.Config{Filter: bson.D{{Key: "keep", Value: bson.D{{Key: "$ne", Value: true}}}}})
 	loadOrders(t, a.Live(), 50)
 	if _, err := a.Live().UpdateOne(ctx, bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "$set", Value: bson.D{{Key: "keep", Value: true}}}}); err != nil {
 		t.Fatal(err)
@@ -117,7 +115,7 @@ func TestRunFilterKeepsMarked(t *testing.T) {
 // it was when archived, so deleting the customer later loses nothing.
 func TestRunEmbedsReferences(t *testing.T) {
 	ctx := context.Background()
-	a, _ := newArchiver(t, archive.Config{Embed: []archive.Embed{{LocalField: "customerId", From: "customers", As: "customer", Fields: []string{"name"}}}})
+	a := newArchiver(t, archive.Config{Embed: []archive.Embed{{LocalField: "customerId", From: "customers", As: "customer", Fields: []string{"name"}}}})
 	loadOrders(t, a.Live(), 20)
 	customers := a.Live().Database().Collection("customers")
 	for i := range 4 { // c4 does not exist: its orders embed null
@@ -170,7 +168,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestPlanWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	a, _ := newArchiver(t, archive.Config{})
+	a := newArchiver(t, archive.Config{})
 	orig := loadOrders(t, a.Live(), 200)
 	plan, err := a.Plan(ctx, archive.RunOptions{Now: now})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // {createdAt: 1} index over exactly the slice's range, and examine no
 // more keys than the slice holds.
 func TestSliceUsesIndex(t *testing.T) {
-	a, _ := newArchiver(t, archive.Config{})
+	a := newArchiver(t, archive.Config{})
 	loadOrders(t, a.Live(), 200)
 	db := a.Live().Database()
 	from, to := day0.Truncate(3*24*time.Hour), day0.Truncate(3*24*time.Hour).Add(3*24*time.Hour)
@@ -26,7 +26,7 @@ func TestSliceUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cmd := range map[string]bson.D{
-		"copy": {{Key: "aggregate", Value: "orders"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: f}}}}, {Key: "cursor", Value: bson.D{}}},
+		"copy":   {{Key: "aggregate", Value: "orders"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: f}}}}, {Key: "cursor", Value: bson.D{}}},
 		"delete": {{Key: "delete", Value: "orders"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: f}, {Key: "limit", Value: 0}}}}},
 	} {
 		r := explaintest.Run(t, db, cmd)

@@ -19,7 +19,7 @@ import (
 // in a part makes Restore fail with ErrCorrupt before writing that part.
 func TestExportRestore(t *testing.T) {
 	ctx := context.Background()
-	a, _ := newArchiver(t, archive.Config{PartDocs: 40})
+	a := newArchiver(t, archive.Config{PartDocs: 40})
 	loadOrders(t, a.Live(), 200)
 	if _, err := a.Run(ctx, archive.RunOptions{Now: now}); err != nil {
 		t.Fatal(err)

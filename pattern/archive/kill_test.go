@@ -19,7 +19,7 @@ import (
 func TestRunKillBetweenCopyAndDelete(t *testing.T) {
 	for _, wm := range []archive.WhenMatched{archive.Replace, archive.KeepExisting} {
 		t.Run(wm.String(), func(t *testing.T) {
-			a, _ := newArchiver(t, archive.Config{WhenMatched: wm})
+			a := newArchiver(t, archive.Config{WhenMatched: wm})
 			orig := loadOrders(t, a.Live(), 200)
 			ctx, cancel := context.WithCancel(context.Background())
 			archive.SetHook(a, func(p string) {
@@ -79,7 +79,7 @@ func TestRunKillAtRandomPoints(t *testing.T) {
 	for trial := range trials {
 		rng := rand.New(rand.NewPCG(uint64(trial), 7))
 		wm := archive.WhenMatched(trial % 2)
-		a, _ := newArchiver(t, archive.Config{WhenMatched: wm, ProvenDelete: trial%4 >= 2})
+		a := newArchiver(t, archive.Config{WhenMatched: wm, ProvenDelete: trial%4 >= 2})
 		orig := loadOrders(t, a.Live(), 150)
 		kills := 0
 		for attempt := 0; ; attempt++ {
@@ -134,7 +134,7 @@ func TestRunKillAtRandomPoints(t *testing.T) {
 // takes it unarchived.
 func TestProvenDeleteKeepsBackdatedWrite(t *testing.T) {
 	for _, proven := range []bool{false, true} {
-		a, _ := newArchiver(t, archive.Config{ProvenDelete: proven})
+		a := newArchiver(t, archive.Config{ProvenDelete: proven})
 		loadOrders(t, a.Live(), 40)
 		once := false
 		archive.SetHook(a, func(p string) {
@@ -161,7 +161,7 @@ func TestProvenDeleteKeepsBackdatedWrite(t *testing.T) {
 
 // TestCheckRepairResumes: Check with repair finishes a killed run.
 func TestCheckRepairResumes(t *testing.T) {
-	a, _ := newArchiver(t, archive.Config{})
+	a := newArchiver(t, archive.Config{})
 	orig := loadOrders(t, a.Live(), 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	archive.SetHook(a, func(p string) {
