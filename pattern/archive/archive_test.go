@@ -42,7 +42,6 @@ func newArchiver(t testing.TB, cfg archive.Config) *archive.Archiver[order] {
 	return a
 }
 
-
 func TestRunMovesOldDocuments(t *testing.T) {
 	ctx := context.Background()
 	a := newArchiver(t, archive.Config{})
