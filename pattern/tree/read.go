@@ -48,8 +48,16 @@ func (t *Tree[T]) Ancestors(ctx context.Context, id any, w Walk) ([]Node[T], err
 	return t.walk(ctx, "ancestors", id, "$"+t.cfg.Parent, t.cfg.Parent, "_id", w)
 }
 
-// walk runs a $graphLookup from node id and returns what it reached.
-func (t *Tree[T]) walk(ctx context.Context, verb string, id any, start, from, to string, w Walk) ([]Node[T], error) {
+// DescendantsPipeline is the aggregation Descendants runs: $match on
+// _id, $graphLookup along the parent references, the $unwind the server
+// folds into $graphLookup, and the documents with their depth, nearest
+// first. Run it with Collection().Aggregate to add stages.
+func (t *Tree[T]) DescendantsPipeline(id any, w Walk) mongo.Pipeline {
+	return t.pipeline(id, "$_id", "_id", t.cfg.Parent, w)
+}
+
+// pipeline builds a $graphLookup walk from node id.
+func (t *Tree[T]) pipeline(id any, start, from, to string, w Walk) mongo.Pipeline {
 	gl := bson.D{{Key: "from", Value: t.coll.Name()}, {Key: "startWith", Value: start},
 		{Key: "connectFromField", Value: from}, {Key: "connectToField", Value: to},
 		{Key: "as", Value: "n"}, {Key: "depthField", Value: "__depth"}}
@@ -59,14 +67,19 @@ func (t *Tree[T]) walk(ctx context.Context, verb string, id any, start, from, to
 	if len(w.Match) > 0 {
 		gl = append(gl, bson.E{Key: "restrictSearchWithMatch", Value: w.Match})
 	}
-	cur, err := t.coll.Aggregate(ctx, mongo.Pipeline{
+	return mongo.Pipeline{
 		{{Key: "$match", Value: bson.D{{Key: "_id", Value: id}}}},
 		{{Key: "$graphLookup", Value: gl}},
 		{{Key: "$unwind", Value: "$n"}},
 		{{Key: "$replaceRoot", Value: bson.D{{Key: "newRoot", Value: bson.D{{Key: "depth", Value: "$n.__depth"}, {Key: "doc", Value: "$n"}}}}}},
 		{{Key: "$unset", Value: "doc.__depth"}},
 		{{Key: "$sort", Value: bson.D{{Key: "depth", Value: 1}, {Key: "doc._id", Value: 1}}}},
-	})
+	}
+}
+
+// walk runs a $graphLookup from node id and returns what it reached.
+func (t *Tree[T]) walk(ctx context.Context, verb string, id any, start, from, to string, w Walk) ([]Node[T], error) {
+	cur, err := t.coll.Aggregate(ctx, t.pipeline(id, start, from, to, w))
 	if err != nil {
 		return nil, fmt.Errorf("tree: %s of %v: %w", verb, id, err)
 	}
