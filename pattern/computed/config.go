@@ -98,12 +98,22 @@ type Config struct {
 	Stats Stat
 	// OnParentDelete is DeleteParent's policy; zero is Refuse.
 	OnParentDelete Policy
+	// WhenNotMatched is what RecomputeAll does with children that name a
+	// parent that does not exist, as $merge's whenNotMatched: "discard"
+	// (zero: they count nowhere), "insert" (a stub parent holding only
+	// the totals is created) or "fail" (RecomputeAll fails with
+	// MergeStageNoMatchingDocument, 13113, after updating every existing
+	// parent).
+	WhenNotMatched string
 }
 
 // withDefaults fills the zero Stats.
 func (c Config) withDefaults() Config {
 	if c.Stats == 0 {
 		c.Stats = Sum | Count
+	}
+	if c.WhenNotMatched == "" {
+		c.WhenNotMatched = "discard"
 	}
 	return c
 }
@@ -125,6 +135,11 @@ func (c Config) Validate() error {
 	}
 	if c.Stats&^(Sum|Count|Min|Max) != 0 {
 		return fmt.Errorf("computed: config: Stats: %w: unknown bits %#x", ErrInvalidConfig, uint8(c.Stats))
+	}
+	switch c.WhenNotMatched {
+	case "", "discard", "insert", "fail":
+	default:
+		return fmt.Errorf("computed: config: WhenNotMatched: %w: %q is not discard, insert or fail", ErrInvalidConfig, c.WhenNotMatched)
 	}
 	if c.OnParentDelete < Refuse || c.OnParentDelete > Detach {
 		return fmt.Errorf("computed: config: OnParentDelete: %w: %v", ErrInvalidConfig, c.OnParentDelete)
