@@ -213,3 +213,32 @@ func ExampleRollup_Apply() {
 	// widget: sum 0 of 0
 	// gadget: sum 7 of 2
 }
+
+// ExampleRollup_RecomputeAll recomputes every product's rating on the
+// server: $group of the reviews $merge'd into the products, a product
+// whose reviews all disappeared reset to the empty rollup.
+func ExampleRollup_RecomputeAll() {
+	ctx := context.Background()
+	db, done := connect(ctx)
+	defer done()
+	products, reviews := db.Collection("products"), db.Collection("reviews")
+	r, _ := computed.New[Product, Review](products, reviews, computed.Config{Parent: "productId", Value: "stars", Target: "rating"})
+	products.InsertMany(ctx, []any{
+		Product{ID: "p1", Name: "Widget"},
+		Product{ID: "p2", Name: "Gadget", Rating: computed.Totals{Sum: 9, Count: 2}}, // stale: no reviews left
+	})
+	reviews.InsertMany(ctx, []any{Review{ProductID: "p1", Stars: 4}, Review{ProductID: "p1", Stars: 5}})
+	rep, err := r.RecomputeAll(ctx, computed.RecomputeOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("parents:", rep.Parents)
+	for _, id := range []string{"p1", "p2"} {
+		t, _ := r.Get(ctx, id)
+		fmt.Println(id, t.Sum, t.Count)
+	}
+	// Output:
+	// parents: 2
+	// p1 9 2
+	// p2 0 0
+}
