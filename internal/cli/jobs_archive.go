@@ -12,6 +12,7 @@ import (
 	"github.com/formworkdb/formwork/pattern/archive"
 )
 
+// init adds formwork jobs archive to the jobs.
 func init() { jobCommands = append(jobCommands, newJobsArchiveCmd) }
 
 // archiveOptions are the flags of formwork jobs archive.
@@ -27,6 +28,7 @@ type archiveOptions struct {
 	ProvenDelete     bool
 }
 
+// newJobsArchiveCmd is formwork jobs archive.
 func newJobsArchiveCmd(env Env) *cobra.Command {
 	o := &archiveOptions{}
 	c := &cobra.Command{
@@ -88,6 +90,8 @@ func (o *archiveOptions) config() (archive.Config, error) {
 	return cfg, nil
 }
 
+// runJobsArchive plans, then (unless --dry-run) runs the archive job
+// and prints its summary on stdout.
 func runJobsArchive(env Env, o *archiveOptions) error {
 	cfg, err := o.config()
 	if err != nil {

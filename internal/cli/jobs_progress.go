@@ -96,8 +96,11 @@ func newJobProgress(env Env, name, unit string, quiet bool) jobProgress {
 // noProgress shows nothing.
 type noProgress struct{}
 
+// Set does nothing.
 func (noProgress) Set(int64, int64) {}
-func (noProgress) Finish(error)     {}
+
+// Finish does nothing.
+func (noProgress) Finish(error) {}
 
 // barProgress is an mpb bar.
 type barProgress struct {

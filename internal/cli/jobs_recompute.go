@@ -15,6 +15,7 @@ import (
 	"github.com/formworkdb/formwork/pattern/computed"
 )
 
+// init adds formwork jobs recompute to the jobs.
 func init() { jobCommands = append(jobCommands, newJobsRecomputeCmd) }
 
 // recomputeOptions are the flags of formwork jobs recompute.
@@ -29,6 +30,7 @@ type recomputeOptions struct {
 	Batch             int
 }
 
+// newJobsRecomputeCmd is formwork jobs recompute.
 func newJobsRecomputeCmd(env Env) *cobra.Command {
 	o := &recomputeOptions{}
 	c := &cobra.Command{
@@ -109,6 +111,8 @@ type recomputeRecord struct {
 	Updated time.Time     `bson:"updated"`
 }
 
+// runJobsRecompute verifies (--dry-run) or recomputes, resuming after
+// the last parent a stopped run recorded, and prints a summary.
 func runJobsRecompute(env Env, o *recomputeOptions) error {
 	cfg, err := o.config()
 	if err != nil {
