@@ -15,7 +15,7 @@ import (
 // failure to reach the server at all is an error.
 func collect(ctx context.Context, client *mongo.Client, p *plan) (*Snapshot, error) {
 	c := &conn{client: client, deadline: p.now.Add(p.o.Budget), maxTime: p.o.MaxTime}
-	snap := &Snapshot{Taken: p.now, Cutoff: p.now.Add(-p.t.ColdAge), Sample: p.o.Sample}
+	snap := &Snapshot{Taken: p.now, Cutoff: p.now.Add(-p.t.coldAge()), Sample: p.o.Sample}
 	srv, err := collectServer(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("advisor: %w", err)
@@ -126,6 +126,7 @@ func collectDatabase(ctx context.Context, c *conn, p *plan, snap *Snapshot, name
 		}
 		collectCollection(ctx, c, p, snap, coll)
 	}
+	collectReferences(ctx, c, p, snap, d)
 	return d
 }
 

@@ -1,6 +1,13 @@
 package advisor
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Thresholds are the figures at which checks report. Zero fields take
 // the defaults of DefaultThresholds, which come from the catalogue
@@ -40,9 +47,9 @@ type Thresholds struct {
 	// stored as strings past which attribute-numeric-strings reports:
 	// 0.5.
 	NumericStringShare float64 `json:"numericStringShare"`
-	// ColdAge is the age past which a document is cold
-	// (cold-data-in-hot-index): 365 days.
-	ColdAge time.Duration `json:"coldAge"`
+	// ColdDays is the age in days past which a document is cold
+	// (cold-data-in-hot-index): 365.
+	ColdDays int `json:"coldDays"`
 	// ColdShare is the share of cold documents past which
 	// cold-data-in-hot-index reports: 0.5.
 	ColdShare float64 `json:"coldShare"`
@@ -89,7 +96,7 @@ func DefaultThresholds() Thresholds {
 		SparseFields:       10,
 		CommonKeyShare:     0.9,
 		NumericStringShare: 0.5,
-		ColdAge:            365 * 24 * time.Hour,
+		ColdDays:           365,
 		ColdShare:          0.5,
 		ColdDocs:           10000,
 		ScanKeys:           1000,
@@ -131,9 +138,7 @@ func (t Thresholds) withDefaults() Thresholds {
 	setI(&t.SparseFields, d.SparseFields)
 	setF(&t.CommonKeyShare, d.CommonKeyShare)
 	setF(&t.NumericStringShare, d.NumericStringShare)
-	if t.ColdAge == 0 {
-		t.ColdAge = d.ColdAge
-	}
+	setI(&t.ColdDays, d.ColdDays)
 	setF(&t.ColdShare, d.ColdShare)
 	setI64(&t.ColdDocs, d.ColdDocs)
 	setI64(&t.ScanKeys, d.ScanKeys)
@@ -145,4 +150,45 @@ func (t Thresholds) withDefaults() Thresholds {
 	setI(&t.Indexes, d.Indexes)
 	setI(&t.Discriminators, d.Discriminators)
 	return t
+}
+
+// coldAge returns ColdDays as a duration.
+func (t Thresholds) coldAge() time.Duration { return time.Duration(t.ColdDays) * 24 * time.Hour }
+
+// Set sets the threshold named by its JSON name (e.g. "arrayLen") from
+// text, as the CLI's --threshold name=value does.
+func (t *Thresholds) Set(name, value string) error {
+	known := false
+	b, _ := json.Marshal(t)
+	var m map[string]json.RawMessage
+	json.Unmarshal(b, &m)
+	for k := range m {
+		if strings.EqualFold(k, name) {
+			name, known = k, true
+		}
+	}
+	if !known {
+		return fmt.Errorf("advisor: unknown threshold %q", name)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(fmt.Sprintf("{%q: %s}", name, value))))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(t); err != nil {
+		return fmt.Errorf("advisor: threshold %s=%s: %w", name, value, err)
+	}
+	return nil
+}
+
+// ThresholdList returns "name=default" for every threshold, for help text.
+func ThresholdList() string {
+	b, _ := json.Marshal(DefaultThresholds())
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	dec.Decode(&m)
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+string(v))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

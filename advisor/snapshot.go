@@ -138,6 +138,8 @@ type Schema struct {
 	KV []*KVKey `json:"kv,omitempty"`
 	// Discriminators are fields with few distinct scalar values.
 	Discriminators []*Discriminator `json:"discriminators,omitempty"`
+	// References are embedded copies of other collections' documents.
+	References []*Reference `json:"references,omitempty"`
 }
 
 // Field returns the field at path, or nil.
