@@ -69,7 +69,7 @@ func checkBlockingSort(e *checkEnv) []Finding {
 		keys := esrKeys(ff, sh.Sort)
 		figs := append(shapeFigures(sh), count("executions with a blocking SORT", sh.SortStages), count("executions that spilled to disk", sh.UsedDisk))
 		out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: sh.Text,
-			Message: fmt.Sprintf("sorted in memory on every execution (%d of %d): create %s", sh.SortStages, sh.Count, keysString(keys)),
+			Message:  fmt.Sprintf("sorted in memory on every execution (%d of %d): create %s", sh.SortStages, sh.Count, keysString(keys)),
 			Evidence: Evidence{Method: shapeMethod(e, "hasSortStage per operation and a queryPlanner explain"), Figures: figs},
 			Fix: Fix{Summary: fmt.Sprintf("Create the index in ESR order — equality %v, sort %s, range %v — so the index returns documents in order and the SORT stage (100 MB limit) disappears.", ff.Eq, sortText(sh), ff.Range),
 				Commands: []string{createIndex(sh.Collection, keys)}}})

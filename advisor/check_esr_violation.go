@@ -34,7 +34,7 @@ func checkESRViolation(e *checkEnv) []Finding {
 		figs := append(shapeFigures(sh), count("executions with a blocking SORT", sh.SortStages),
 			fig("keys examined per document returned", round2(float64(sh.KeysExamined)/float64(max(sh.NReturned, 1))), ""))
 		out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: ix.Name,
-			Message: fmt.Sprintf("index %s %s puts a range field before the sort or equality fields: the query wants %s", ix.Name, ix.KeyString(), keysString(keys)),
+			Message:  fmt.Sprintf("index %s %s puts a range field before the sort or equality fields: the query wants %s", ix.Name, ix.KeyString(), keysString(keys)),
 			Evidence: Evidence{Method: shapeMethod(e, "queryPlanner explain of the shape, hasSortStage and keysExamined per operation"), Figures: figs},
 			Fix: Fix{Summary: fmt.Sprintf("Create the index in ESR order (equality %v, sort %s, range %v), then hide and drop %s if nothing else uses it.", ff.Eq, sortText(sh), ff.Range, ix.Name),
 				Commands: []string{createIndex(sh.Collection, keys),

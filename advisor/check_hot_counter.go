@@ -39,7 +39,7 @@ func checkHotCounter(e *checkEnv) []Finding {
 			continue
 		}
 		out = append(out, Finding{Severity: Info, Namespace: sh.NS, Subject: sh.Text,
-			Message: fmt.Sprintf("counter %s is incremented %d times one write at a time: if an approximate count will do, write one in 100", field, sh.Count),
+			Message:  fmt.Sprintf("counter %s is incremented %d times one write at a time: if an approximate count will do, write one in 100", field, sh.Count),
 			Evidence: Evidence{Method: shapeMethod(e, ""), Figures: shapeFigures(sh)},
 			Fix: Fix{Summary: "For counts that need not be exact (views, impressions — never money, stock or quotas), add N once every N events: 100 times fewer writes.",
 				Code: fmt.Sprintf("views, err := approx.New(db.Collection(%q), approx.Config{Field: %q, N: 100, Mode: approx.Deterministic})", sh.Collection, field)}})

@@ -50,11 +50,11 @@ func checkLookupHot(e *checkEnv) []Finding {
 			}
 			field := orText(as, from)
 			out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: sh.Text,
-				Message: fmt.Sprintf("a hot aggregation joins %s with $lookup %d times: copy the fields it reads into %s (about %.0f copies per %s document to keep in step)", from, sh.Count, sh.Collection, fanout, from),
+				Message:  fmt.Sprintf("a hot aggregation joins %s with $lookup %d times: copy the fields it reads into %s (about %.0f copies per %s document to keep in step)", from, sh.Count, sh.Collection, fanout, from),
 				Evidence: Evidence{Method: shapeMethod(e, "document counts from $collStats"), Figures: figs},
 				Fix: Fix{Summary: fmt.Sprintf("Embed {_id, fields read} of the %s document in %s as %q (extended reference), index %s._id for the fan-out, and drop the $lookup from the hot read.", from, sh.Collection, field, field),
 					Commands: []string{createIndex(sh.Collection, []Key{{Field: field + "._id", Dir: 1}})},
-					Code: fmt.Sprintf("refs, err := extref.New[Source, Ref, Copy](db.Collection(%q), db.Collection(%q), extref.Config{\n\tField: %q, Fields: []string{\"name\"} /* the stable fields the page reads */})\n// %s joined on %q", from, sh.Collection, field, from, local)}})
+					Code:     fmt.Sprintf("refs, err := extref.New[Source, Ref, Copy](db.Collection(%q), db.Collection(%q), extref.Config{\n\tField: %q, Fields: []string{\"name\"} /* the stable fields the page reads */})\n// %s joined on %q", from, sh.Collection, field, from, local)}})
 		}
 	}
 	return out

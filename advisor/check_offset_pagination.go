@@ -26,7 +26,7 @@ func checkOffsetPagination(e *checkEnv) []Finding {
 		}
 		figs := append(shapeFigures(sh), count("largest skip", sh.MaxSkip))
 		out = append(out, Finding{Severity: sev, Namespace: sh.NS, Subject: sh.Text,
-			Message: fmt.Sprintf("pages by offset with skips up to %d: every page reads and drops the pages before it", sh.MaxSkip),
+			Message:  fmt.Sprintf("pages by offset with skips up to %d: every page reads and drops the pages before it", sh.MaxSkip),
 			Evidence: Evidence{Method: shapeMethod(e, "skip of each operation"), Figures: figs},
 			Fix: Fix{Summary: "Page by key: sort on a unique key (add _id as tiebreaker), remember the last key of the page, and ask for the next page after it.",
 				Commands: []string{fmt.Sprintf("%s.find({...filter, $or: [{k: {$gt: last.k}}, {k: last.k, _id: {$gt: last._id}}]}).sort(%s).limit(pageSize)  // k = the sort key", collRef(sh.Collection), sortSpec)}}})

@@ -90,7 +90,7 @@ func checkPipelineStageOrder(e *checkEnv) []Finding {
 					sev = Warning
 				}
 				out = append(out, Finding{Severity: sev, Namespace: sh.NS, Subject: sh.Text,
-					Message: fmt.Sprintf("stage %d (%s on %s) comes after %s although it reads only %s's own fields: it filters or sorts the multiplied documents without an index", i+1, st[0].Key, strings.Join(fields, ", "), multiplier, sh.Collection),
+					Message:  fmt.Sprintf("stage %d (%s on %s) comes after %s although it reads only %s's own fields: it filters or sorts the multiplied documents without an index", i+1, st[0].Key, strings.Join(fields, ", "), multiplier, sh.Collection),
 					Evidence: Evidence{Method: shapeMethod(e, "pipeline stages compared with the fields $lookup/$unwind produce"), Figures: append(shapeFigures(sh), count("stage position", int64(i+1)))},
 					Fix: Fix{Summary: fmt.Sprintf("Move the %s to the start of the pipeline, where it runs once per %s document and can use an index.", st[0].Key, sh.Collection),
 						Commands: []string{fmt.Sprintf("%s.aggregate([%s, /* then the $lookup/$unwind stages */ ...])", collRef(sh.Collection), shapeText(normalize(st, 0)))}}})

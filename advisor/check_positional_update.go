@@ -54,7 +54,7 @@ func checkPositionalUpdate(e *checkEnv) []Finding {
 			figs := append(shapeFigures(sh), fig("median length of "+path, f.Array.P50, ""), fig("max length of "+path, f.Array.Max, ""),
 				fig("median document size", c.Schema.SizeP50, "bytes"))
 			out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: sh.Text,
-				Message: fmt.Sprintf("positional updates into %s, a median of %.0f elements: each one finds the element by scanning the array and rewrites the document", path, f.Array.P50),
+				Message:  fmt.Sprintf("positional updates into %s, a median of %.0f elements: each one finds the element by scanning the array and rewrites the document", path, f.Array.P50),
 				Evidence: Evidence{Method: shapeMethod(e, "array lengths from the $sample schema"), Figures: figs},
 				Fix: Fix{Summary: "Keep the elements in buckets of a bounded size (bucket pattern) or in their own collection, so an update touches a small document.",
 					Code: fmt.Sprintf("store, err := bucket.New[Elem](db.Collection(%q), bucket.Config{Size: 50, Owner: \"owner\", Elements: %q, ElementID: \"id\"})", c.Name+"Buckets", path)}})

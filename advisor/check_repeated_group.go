@@ -61,7 +61,7 @@ func checkRepeatedGroup(e *checkEnv) []Finding {
 			continue
 		}
 		out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: sh.Text,
-			Message: fmt.Sprintf("the same $group totals are recomputed %d times, examining %.0f documents each: keep them on the parent", sh.Count, float64(sh.DocsExamined)/float64(sh.Count)),
+			Message:  fmt.Sprintf("the same $group totals are recomputed %d times, examining %.0f documents each: keep them on the parent", sh.Count, float64(sh.DocsExamined)/float64(sh.Count)),
 			Evidence: Evidence{Method: shapeMethod(e, ""), Figures: shapeFigures(sh)},
 			Fix: Fix{Summary: "Keep sum and count on the parent document, updated with $inc on every child write (or recomputed on a schedule with $group + $merge), and read them with the parent.",
 				Code: fmt.Sprintf("totals, err := computed.New[Parent, Child](db.Collection(\"<parents>\"), db.Collection(%q), computed.Config{\n\tParent: %q, Value: %q, Target: \"totals\", Stats: computed.Sum | computed.Count})",

@@ -62,7 +62,7 @@ func checkSchemaVersionsLive(e *checkEnv) []Finding {
 			}
 			figs = append(figs, fig("share not at the latest version", round2(1-share(latestN, s.Sampled)), "share"))
 			out = append(out, Finding{Severity: Warning, Namespace: c.NS(), Subject: disc.Field,
-				Message: fmt.Sprintf("%d schema versions live (%s): finish the migration", versions, strings.Join(parts, ", ")),
+				Message:  fmt.Sprintf("%d schema versions live (%s): finish the migration", versions, strings.Join(parts, ", ")),
 				Evidence: Evidence{Method: sampleMethod(c, "distinct values of "+disc.Field), Figures: figs},
 				Fix: Fix{Summary: fmt.Sprintf("Upgrade the remaining documents to %s %s in batches with a guarded pipeline update, then drop the old read path, indexes and validator branch.", disc.Field, latest),
 					Commands: []string{fmt.Sprintf("%s.updateMany({%s: {$ne: %s}}, [{$set: {%s: %s /* , new fields from old ones */}} /* , {$unset: [old fields]} */])",

@@ -43,7 +43,7 @@ func checkTreeWithoutIndex(e *checkEnv) []Finding {
 			}
 			figs := append(shapeFigures(sh), count("documents in "+from, src.Count))
 			out = append(out, Finding{Severity: Warning, Namespace: sh.DB + "." + from, Subject: to,
-				Message: fmt.Sprintf("$graphLookup follows %s.%s, which no index leads with: each level of the tree is a collection scan", from, to),
+				Message:  fmt.Sprintf("$graphLookup follows %s.%s, which no index leads with: each level of the tree is a collection scan", from, to),
 				Evidence: Evidence{Method: shapeMethod(e, "listIndexes of "+from), Figures: figs},
 				Fix: Fix{Summary: fmt.Sprintf("Index %s: each level becomes an index lookup.", to),
 					Commands: []string{createIndex(from, []Key{{Field: to, Dir: 1}})}}})

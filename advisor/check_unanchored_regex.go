@@ -58,7 +58,7 @@ func checkUnanchoredRegex(e *checkEnv) []Finding {
 				}
 				figs := append(shapeFigures(sh), fig("keys and documents examined per document returned", round2(float64(sh.KeysExamined+sh.DocsExamined)/float64(max(sh.NReturned, 1))), ""))
 				out = append(out, Finding{Severity: Warning, Namespace: sh.NS, Subject: fmt.Sprintf("%s: /%s/%s", field, re.Pattern, re.Options), Pattern: pattern,
-					Message: fmt.Sprintf("regex /%s/%s on %s cannot use an index range: %.0f keys and documents examined per execution", re.Pattern, re.Options, field, per),
+					Message:  fmt.Sprintf("regex /%s/%s on %s cannot use an index range: %.0f keys and documents examined per execution", re.Pattern, re.Options, field, per),
 					Evidence: Evidence{Method: shapeMethod(e, "keysExamined and docsExamined per operation"), Figures: figs},
 					Fix:      fix})
 			}

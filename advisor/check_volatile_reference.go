@@ -44,7 +44,7 @@ func checkVolatileReference(e *checkEnv) []Finding {
 				}
 			}
 			out = append(out, Finding{Severity: Warning, Namespace: c.NS(), Subject: ref.Field,
-				Message: fmt.Sprintf("%s copies %s from %s and the copies have drifted: stop copying volatile fields or fan out each change", ref.Field, strings.Join(drifted, ", "), ref.Source),
+				Message:  fmt.Sprintf("%s copies %s from %s and the copies have drifted: stop copying volatile fields or fan out each change", ref.Field, strings.Join(drifted, ", "), ref.Source),
 				Evidence: Evidence{Method: fmt.Sprintf("$sample of %d documents, $lookup of each %s._id in %s, copied fields compared with $ne and counted with $group", e.snap.Sample, ref.Field, ref.Source), Figures: figs},
 				Fix: Fix{Summary: fmt.Sprintf("Copy only stable fields into %s and read volatile ones (%s) from %s on demand; apply each source change to its copies through the pattern package so the fan-out is never missed.", ref.Field, strings.Join(drifted, ", "), ref.Source),
 					Commands: []string{createIndex(c.Name, []Key{{Field: ref.Field + "._id", Dir: 1}}) + "  // the fan-out updateMany"},
