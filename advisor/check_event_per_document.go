@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -24,9 +25,9 @@ func timeField(s *Schema) *Field {
 
 // metaField guesses the field a time series would use as metaField: a
 // top-level string, objectId or integer field present everywhere.
-func metaField(s *Schema, skip string) string {
+func metaField(s *Schema, skip ...string) string {
 	for _, f := range s.Fields {
-		if f.Path == "_id" || f.Path == skip || strings.Contains(f.Path, ".") || f.Docs < s.Sampled {
+		if f.Path == "_id" || slices.Contains(skip, f.Path) || strings.Contains(f.Path, ".") || f.Docs < s.Sampled {
 			continue
 		}
 		switch f.Dominant() {

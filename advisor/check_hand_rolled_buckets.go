@@ -49,10 +49,7 @@ func checkHandRolledBuckets(e *checkEnv) []Finding {
 			if elemTime == "" {
 				continue
 			}
-			meta := metaField(s, tf.Path)
-			if meta == counter {
-				meta = ""
-			}
+			meta := metaField(s, tf.Path, counter)
 			spec := fmt.Sprintf("timeField: %q", elemTime)
 			if meta != "" {
 				spec += fmt.Sprintf(", metaField: %q", meta)
