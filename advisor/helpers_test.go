@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/formworkdb/formwork/internal/testenv"
 )
@@ -132,12 +133,24 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// drain reads and closes a cursor.
-func drain(t *testing.T, cur *mongo.Cursor, err error) {
+// find runs a find and reads its results.
+func find(t *testing.T, c *mongo.Collection, filter bson.D, opts ...options.Lister[options.FindOptions]) []bson.Raw {
 	t.Helper()
+	cur, err := c.Find(context.Background(), filter, opts...)
 	must(t, err)
 	var out []bson.Raw
 	must(t, cur.All(context.Background(), &out))
+	return out
+}
+
+// aggregate runs a pipeline and reads its results.
+func aggregate(t *testing.T, c *mongo.Collection, pipeline bson.A) []bson.Raw {
+	t.Helper()
+	cur, err := c.Aggregate(context.Background(), pipeline)
+	must(t, err)
+	var out []bson.Raw
+	must(t, cur.All(context.Background(), &out))
+	return out
 }
 
 // name formats a test name part.
