@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/formworkdb/formwork/internal/testenv"
 	"github.com/formworkdb/formwork/engine"
+	"github.com/formworkdb/formwork/internal/testenv"
 )
 
 // TestDemoFindsEveryCheck builds the demo and checks that every check
