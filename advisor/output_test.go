@@ -43,7 +43,7 @@ func TestWriteJSON(t *testing.T) {
 			Version, Topology string
 		} `json:"server"`
 		Findings []map[string]json.RawMessage `json:"findings"`
-		Shapes   []map[string]any            `json:"shapes"`
+		Shapes   []map[string]any             `json:"shapes"`
 	}
 	must(t, json.Unmarshal(b.Bytes(), &doc))
 	if doc.Version != 1 || doc.Server.Version == "" || doc.Server.Topology == "" {
