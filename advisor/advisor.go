@@ -70,7 +70,9 @@ type plan struct {
 	o      Options
 	t      Thresholds
 	checks []Check
-	now    time.Time
+	// now is the snapshot's clock (Options.Now); start is the wall clock
+	// the budget counts from.
+	now, start time.Time
 }
 
 // parse validates o into a plan.
@@ -110,7 +112,7 @@ func parse(o Options) (*plan, error) {
 	if o.Now != nil {
 		now = o.Now
 	}
-	return &plan{o: o, t: o.Thresholds.withDefaults(), checks: checks, now: now()}, nil
+	return &plan{o: o, t: o.Thresholds.withDefaults(), checks: checks, now: now(), start: time.Now()}, nil
 }
 
 // Report is the outcome of a run: the snapshot and the findings.

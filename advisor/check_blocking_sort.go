@@ -7,7 +7,7 @@ import (
 
 func init() {
 	register(Check{ID: "blocking-sort", Pattern: "index",
-		Doc: "Hot find shapes (Thresholds.HotShape, 20 executions) or any that spilled, sorted in memory because no index provides the order: the exact index to create, in ESR order (equality, sort, range).",
+		Doc: "Hot find and aggregate shapes (Thresholds.HotShape, 20 executions) or any that spilled, sorted in memory because no index provides the order: the exact index to create, in ESR order (equality, sort, range).",
 		Run: checkBlockingSort})
 }
 
@@ -47,10 +47,12 @@ func misorderedIndex(c *Collection, sh *Shape, ff filterFields) *Index {
 	return nil
 }
 
-// sortShape reports whether sh is a find with a sort the server sorted in
-// memory.
+// sortShape reports whether sh is a find, or an aggregation opening with
+// [$match,] $sort, whose sort the server did in memory: hasSortStage in
+// the workload, or a SORT stage in the winning plan of its query.
 func sortShape(sh *Shape) bool {
-	return sh.Op == "find" && len(sh.Sort) > 0 && (sh.SortStages > 0 || (sh.Explain != nil && sh.Explain.Sort))
+	return (sh.Op == "find" || sh.Op == "aggregate") && len(sh.Sort) > 0 &&
+		(sh.SortStages > 0 || (sh.Explain != nil && sh.Explain.Sort))
 }
 
 // checkBlockingSort reports blocking sorts that no existing index

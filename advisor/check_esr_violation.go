@@ -4,7 +4,7 @@ import "fmt"
 
 func init() {
 	register(Check{ID: "esr-violation", Pattern: "index",
-		Doc: "Hot find shapes served by an index that holds the query's fields in the wrong order (a range before a sort or equality field): the plan sorts in memory or scans extra keys; the ESR order fixes both.",
+		Doc: "Hot find and aggregate shapes served by an index that holds the query's fields in the wrong order (a range before a sort or equality field): the plan sorts in memory or scans extra keys; the ESR order fixes both.",
 		Run: checkESRViolation})
 }
 
@@ -13,7 +13,7 @@ func init() {
 func checkESRViolation(e *checkEnv) []Finding {
 	var out []Finding
 	for _, sh := range e.snap.Shapes {
-		if sh.Op != "find" || sh.Count < e.t.HotShape {
+		if (sh.Op != "find" && sh.Op != "aggregate") || sh.Count < e.t.HotShape {
 			continue
 		}
 		c := e.collection(sh.NS)

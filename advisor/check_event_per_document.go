@@ -8,7 +8,7 @@ import (
 
 func init() {
 	register(Check{ID: "event-per-document", Pattern: "bucket",
-		Doc: "Collections of Thresholds.EventDocs (10000) or more small dated documents (median under EventDocBytes, 512 bytes): one document and one index entry per event; buckets or a time series collection hold them in a fraction of the space.",
+		Doc: "Collections of Thresholds.EventDocs (10000) or more small dated documents (median under EventDocBytes, 512 bytes; at most 8 fields, no arrays, never updated by the workload): one document and one index entry per event; buckets or a time series collection hold them in a fraction of the space.",
 		Run: checkEventPerDocument})
 }
 
@@ -51,13 +51,9 @@ func checkEventPerDocument(e *checkEnv) []Finding {
 		if tf == nil {
 			continue
 		}
-		bucketed := false
-		for _, f := range s.Fields {
-			if f.Array != nil && f.Array.P50 >= 2 {
-				bucketed = true
-			}
-		}
-		if bucketed {
+		// An event has few fields, is never an array's holder, and is
+		// written once: documents that are updated are entities.
+		if topLevelFields(s) > 8 || hasArrays(s) || updated(e, c.NS()) {
 			continue
 		}
 		meta := metaField(s, tf.Path)
@@ -78,4 +74,36 @@ func checkEventPerDocument(e *checkEnv) []Finding {
 				Code: fmt.Sprintf("store, err := bucket.New[Event](db.Collection(%q), bucket.Config{Size: 100, Owner: %q, Time: %q})", c.Name+"Buckets", orText(meta, "owner"), tf.Path)}})
 	}
 	return out
+}
+
+// topLevelFields counts a schema's top-level fields.
+func topLevelFields(s *Schema) int {
+	n := 0
+	for _, f := range s.Fields {
+		if !strings.Contains(f.Path, ".") {
+			n++
+		}
+	}
+	return n
+}
+
+// hasArrays reports whether some field is an array of two or more
+// elements in the median document.
+func hasArrays(s *Schema) bool {
+	for _, f := range s.Fields {
+		if f.Array != nil && f.Array.P50 >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// updated reports whether the workload updates documents of ns.
+func updated(e *checkEnv, ns string) bool {
+	for _, sh := range e.shapesOn(ns) {
+		if sh.Op == "update" || sh.Op == "findAndModify" {
+			return true
+		}
+	}
+	return false
 }

@@ -14,20 +14,24 @@ func init() {
 }
 
 // exclusiveFields returns, per discriminator value, the fields present in
-// at least 90% of its documents and in at most 10% of another value's.
+// at least 90% of its documents and in at most 10% of every other
+// value's: the fields of that kind alone. A lifecycle state (open,
+// shipped, delivered) adds fields that later states keep, so at most one
+// of its values has fields of its own.
 func exclusiveFields(disc *Discriminator) map[string][]string {
 	out := map[string][]string{}
 	for v, fields := range disc.Presence {
+	field:
 		for f, p := range fields {
 			if p < 0.9 || f == disc.Field {
 				continue
 			}
 			for w, other := range disc.Presence {
-				if w != v && other[f] <= 0.1 {
-					out[v] = appendNew(out[v], f)
-					break
+				if w != v && other[f] > 0.1 {
+					continue field
 				}
 			}
+			out[v] = appendNew(out[v], f)
 		}
 		slices.Sort(out[v])
 	}
@@ -47,13 +51,16 @@ func checkMixedShapes(e *checkEnv) []Finding {
 				continue
 			}
 			excl := exclusiveFields(disc)
-			n := 0
+			n, kinds := 0, 0
 			var values []string
 			for v := range disc.Presence {
 				values = append(values, v)
 				n += len(excl[v])
+				if len(excl[v]) > 0 {
+					kinds++
+				}
 			}
-			if n == 0 || len(values) < 2 {
+			if kinds < 2 {
 				continue
 			}
 			slices.Sort(values)

@@ -173,9 +173,20 @@ func TestCheckMixedShapesHealthy(t *testing.T) {
 	must(t, db.CreateCollection(ctx, "payments", options.CreateCollection().SetValidator(bson.D{{Key: "$jsonSchema", Value: bson.D{
 		{Key: "bsonType", Value: "object"}, {Key: "required", Value: bson.A{"type"}}}}})))
 	insert(t, db.Collection("payments"), 90, payment)
-	// A status field with several values over one shape.
+	// A status field with several values over one shape, and a
+	// lifecycle whose later states keep the fields of earlier ones.
 	insert(t, db.Collection("orders"), 90, func(i int) bson.D {
 		return bson.D{{Key: "_id", Value: i}, {Key: "status", Value: []string{"open", "shipped"}[i%2]}, {Key: "total", Value: i}}
+	})
+	insert(t, db.Collection("parcels"), 90, func(i int) bson.D {
+		d := bson.D{{Key: "_id", Value: i}, {Key: "state", Value: []string{"open", "shipped", "delivered"}[i%3]}}
+		if i%3 >= 1 {
+			d = append(d, bson.E{Key: "shippedAt", Value: i})
+		}
+		if i%3 == 2 {
+			d = append(d, bson.E{Key: "deliveredAt", Value: i})
+		}
+		return d
 	})
 	none(t, advise(t, db, Thresholds{}, "mixed-shapes"), "mixed-shapes")
 }
@@ -339,4 +350,20 @@ func TestCheckVolatileReferenceHealthy(t *testing.T) {
 	db := newDB(t)
 	customersAndOrders(t, db, 0)
 	none(t, advise(t, db, Thresholds{}, "volatile-extended-reference"), "volatile-extended-reference")
+}
+
+// TestCheckEventPerDocumentEntities sees no events in small dated
+// documents that the workload updates: they are entities.
+func TestCheckEventPerDocumentEntities(t *testing.T) {
+	db := newDB(t)
+	now := time.Now()
+	c := db.Collection("accounts")
+	insert(t, c, 600, func(i int) bson.D {
+		return bson.D{{Key: "_id", Value: i}, {Key: "openedAt", Value: bson.NewDateTimeFromTime(now)}, {Key: "balance", Value: i}}
+	})
+	withProfiler(t, db, func() {
+		_, err := c.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "balance", Value: 5}}}})
+		must(t, err)
+	})
+	none(t, advise(t, db, Thresholds{EventDocs: 500}, "event-per-document"), "event-per-document")
 }

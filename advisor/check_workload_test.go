@@ -388,3 +388,22 @@ func TestCheckDiskUseSortsHealthy(t *testing.T) {
 	reports(t, db, true)
 	none(t, advise(t, db, Thresholds{}, "disk-use-sorts"), "disk-use-sorts")
 }
+
+// TestCheckBlockingSortAggregate finds the blocking sort of an
+// aggregation opening with $match and $sort, and its ESR index.
+func TestCheckBlockingSortAggregate(t *testing.T) {
+	db := newDB(t)
+	c := db.Collection("tasks")
+	insert(t, c, 100, func(i int) bson.D {
+		return bson.D{{Key: "_id", Value: i}, {Key: "status", Value: []string{"open", "done"}[i%2]}, {Key: "at", Value: i}}
+	})
+	withProfiler(t, db, func() {
+		for range 20 {
+			aggregate(t, c, bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "status", Value: "open"}}}},
+				bson.D{{Key: "$sort", Value: bson.D{{Key: "at", Value: 1}}}}, bson.D{{Key: "$limit", Value: 5}}})
+		}
+	})
+	f := one(t, advise(t, db, Thresholds{}, "blocking-sort"), "blocking-sort")
+	wantFigure(t, f, "executions", 20)
+	wantFix(t, f, `createIndex({status: 1, at: 1})`)
+}

@@ -14,7 +14,7 @@ import (
 // then the workload and the explains. A failed read leaves a note; only a
 // failure to reach the server at all is an error.
 func collect(ctx context.Context, client *mongo.Client, p *plan) (*Snapshot, error) {
-	c := &conn{client: client, deadline: p.now.Add(p.o.Budget), maxTime: p.o.MaxTime}
+	c := &conn{client: client, deadline: p.start.Add(p.o.Budget), maxTime: p.o.MaxTime}
 	snap := &Snapshot{Taken: p.now, Cutoff: p.now.Add(-p.t.coldAge()), Sample: p.o.Sample}
 	srv, err := collectServer(ctx, c)
 	if err != nil {

@@ -30,8 +30,8 @@
 //	    most Options.MaxProfile profiler entries or workload lines, at most
 //	    Options.MaxExplain explains, at most Options.MaxCollections
 //	    collections per database.
-//	I4. Checks do no I/O: everything they read is in the Snapshot, so a
-//	    Snapshot saved as JSON reproduces the findings.
+//	I4. Checks do no I/O: everything they read is in the Snapshot, so
+//	    Analyse reproduces the findings of a Snapshot without a server.
 //
 // The package imports the driver and never engine/internal; Demo builds
 // its database through the driver too.

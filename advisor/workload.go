@@ -197,8 +197,14 @@ func (s *shapes) add(o op) {
 				}
 			}
 		}
-		if len(sh.Pipeline) > 0 && len(sh.Pipeline[0]) == 1 && sh.Pipeline[0][0].Key == "$match" {
-			sh.Filter = docOf(sh.Pipeline[0][0].Value)
+		// The leading $match and $sort run as the pipeline's query.
+		rest := sh.Pipeline
+		if len(rest) > 0 && len(rest[0]) == 1 && rest[0][0].Key == "$match" {
+			sh.Filter = docOf(rest[0][0].Value)
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && len(rest[0]) == 1 && rest[0][0].Key == "$sort" {
+			sh.Sort = docOf(rest[0][0].Value)
 		}
 		norm = bson.D{{Key: "pipeline", Value: normalizePipeline(sh.Pipeline)}}
 		sh.AllowDisk, _ = lookup(o.cmd, "allowDiskUse").(bool)
