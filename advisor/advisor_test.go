@@ -117,3 +117,30 @@ func TestThresholdsSet(t *testing.T) {
 		t.Errorf("defaults %+v", d)
 	}
 }
+
+// TestRunEnableProfiler: the one write, only when asked: the profiler
+// goes to level 1 and the report says so.
+func TestRunEnableProfiler(t *testing.T) {
+	db := newDB(t)
+	insert(t, db.Collection("c"), 1, func(i int) bson.D { return bson.D{{Key: "_id", Value: i}} })
+	level := func() int32 {
+		var r struct {
+			Was int32 `bson:"was"`
+		}
+		must(t, db.RunCommand(context.Background(), bson.D{{Key: "profile", Value: -1}}).Decode(&r))
+		return r.Was
+	}
+	advise(t, db, Thresholds{})
+	if l := level(); l != 0 {
+		t.Fatalf("level %d after a plain run", l)
+	}
+	rep, err := Run(context.Background(), db.Client(), Options{Databases: []string{db.Name()}, EnableProfiler: true})
+	must(t, err)
+	if l := level(); l != 1 {
+		t.Errorf("level %d after --enable-profiler", l)
+	}
+	if len(rep.Snapshot.Notes) != 1 || rep.Snapshot.Databases[0].Profiler != 1 {
+		t.Errorf("notes %v", rep.Snapshot.Notes)
+	}
+	profile(t, db, 0)
+}

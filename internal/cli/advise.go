@@ -36,6 +36,7 @@ type adviseOptions struct {
 	Demo           bool
 	Checks         []string
 	Thresholds     []string
+	ListChecks     bool
 }
 
 func newAdviseCmd(env Env) *cobra.Command {
@@ -62,6 +63,7 @@ Thresholds (--threshold name=value): ` + thresholdNames() + `.
 in-memory embedded engine, runs its workload with the profiler on and
 advises on it.`,
 		Example: `  formwork advise --demo
+  formwork advise --list-checks
   formwork advise --uri mongodb://127.0.0.1:27017 --db shop
   formwork advise --uri "$URI" --profile-from slow.log --json=report.json --html report.html
   formwork advise --uri "$URI" --sarif advise.sarif --fail-on warning
@@ -71,6 +73,9 @@ Exit status: 0 on success, 1 on error, 2 on usage error, 3 when a finding
 at or above --fail-on exists, 130 if interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.ListChecks {
+				return listChecks(env)
+			}
 			opts, err := o.parse()
 			if err != nil {
 				return usageError{err}
@@ -94,7 +99,18 @@ at or above --fail-on exists, 130 if interrupted.`,
 	f.BoolVar(&o.Demo, "demo", false, "advise on a demo database built on an in-memory engine")
 	f.StringArrayVar(&o.Checks, "check", nil, "run only this check (repeatable)")
 	f.StringArrayVar(&o.Thresholds, "threshold", nil, "set a threshold, name=value (repeatable)")
+	f.BoolVar(&o.ListChecks, "list-checks", false, "list the checks with what they look for, and the thresholds, then exit")
 	return c
+}
+
+// listChecks prints each check's id, pattern and description, then the
+// thresholds with their defaults.
+func listChecks(env Env) error {
+	for _, c := range advisor.Checks() {
+		fmt.Fprintf(env.Stdout, "%-30s %-12s %s\n", c.ID, c.Pattern, c.Doc)
+	}
+	_, err := fmt.Fprintf(env.Stdout, "\nthresholds (--threshold name=value): %s\n", advisor.ThresholdList())
+	return err
 }
 
 // checkIDs lists the advisor's check ids.

@@ -171,3 +171,19 @@ func TestAdviseURI(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr %s", code, ExitFindings, errb)
 	}
 }
+
+func TestAdviseListChecks(t *testing.T) {
+	env, out, errb, _ := testEnv()
+	if code := Main([]string{"advise", "--list-checks"}, env); code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, errb)
+	}
+	text := out.String()
+	for _, c := range advisor.Checks() {
+		if !strings.Contains(text, c.ID+" ") {
+			t.Errorf("no %s in\n%s", c.ID, text)
+		}
+	}
+	if !strings.Contains(text, "arrayLen=200") {
+		t.Errorf("no thresholds in\n%s", text)
+	}
+}
