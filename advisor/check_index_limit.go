@@ -30,15 +30,19 @@ func checkIndexLimit(e *checkEnv) []Finding {
 			}
 		}
 		var cmds []string
-		for _, name := range unused {
-			cmds = append(cmds, fmt.Sprintf("%s.hideIndex(%q)  // unused since %s", collRef(c.Name), name, "the server started"))
+		listed := unused
+		if len(listed) > 10 {
+			listed = append(listed[:10:10], fmt.Sprintf("and %d more", len(unused)-10))
+		}
+		for _, name := range unused[:min(len(unused), 10)] {
+			cmds = append(cmds, fmt.Sprintf("%s.hideIndex(%q)  // no access since the counters started", collRef(c.Name), name))
 		}
 		out = append(out, Finding{Severity: sev, Namespace: c.NS(),
 			Message: fmt.Sprintf("%d indexes of at most 64: the 65th createIndex fails with CannotCreateIndex (67)", n),
 			Evidence: Evidence{Method: "listIndexes, $indexStats accesses.ops and $collStats indexSizes", Figures: []Figure{
 				count("indexes", int64(n)), count("limit", 64), count("indexes with no access", int64(len(unused))),
 				fig("total index size", float64(c.TotalIndexSize), "bytes")}},
-			Fix: Fix{Summary: "Drop unused and prefix-redundant indexes; replace per-attribute indexes with one attribute index {\"attrs.k\": 1, \"attrs.v\": 1} or a wildcard index. Unused: " + orText(strings.Join(unused, ", "), "none"),
+			Fix: Fix{Summary: "Drop unused and prefix-redundant indexes; replace per-attribute indexes with one attribute index {\"attrs.k\": 1, \"attrs.v\": 1} or a wildcard index. Unused: " + orText(strings.Join(listed, ", "), "none") + ".",
 				Commands: cmds}})
 	}
 	return out

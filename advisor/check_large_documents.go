@@ -22,7 +22,7 @@ func checkLargeDocuments(e *checkEnv) []Finding {
 			sev = Error
 		}
 		out = append(out, Finding{Severity: sev, Namespace: c.NS(),
-			Message: fmt.Sprintf("documents reach %s (warning at %s, hard limit 16 MiB): move cold or growing parts out", humanBytes(s.SizeMax), humanBytes(float64(e.t.DocWarnBytes))),
+			Message: fmt.Sprintf("documents reach %.0f bytes (%s; warning at %d bytes, hard limit 16 MiB = 16777216): move cold or growing parts out", s.SizeMax, humanBytes(s.SizeMax), e.t.DocWarnBytes),
 			Evidence: Evidence{Method: sampleMethod(c, "$bsonSize of each document, $percentile (approximate) and $max"), Figures: []Figure{
 				fig("median document size", s.SizeP50, "bytes"), fig("p99 document size", s.SizeP99, "bytes"),
 				fig("max document size", s.SizeMax, "bytes"), fig("collStats avgObjSize", float64(c.AvgObjSize), "bytes")}},
