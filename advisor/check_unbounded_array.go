@@ -4,7 +4,7 @@ import "fmt"
 
 func init() {
 	register(Check{ID: "unbounded-array", Pattern: "subset",
-		Doc: "Arrays whose typical length (95th percentile) is past Thresholds.ArrayLen: they grow toward 16 MiB, every push rewrites the document and multikey indexes bloat.",
+		Doc: "Arrays whose typical length (95th percentile) is past Thresholds.ArrayLen (200), other than fixed-size vectors (every sampled array the same length): they grow toward 16 MiB, every push rewrites the document and multikey indexes bloat.",
 		Run: checkUnboundedArray})
 }
 
@@ -20,6 +20,9 @@ func checkUnboundedArray(e *checkEnv) []Finding {
 			a := f.Array
 			if a == nil || a.P95 < float64(e.t.ArrayLen) {
 				continue
+			}
+			if a.Count >= 10 && a.P50 == a.Max {
+				continue // every array the same length: a fixed-size vector (an embedding), not a growing list
 			}
 			sev := Warning
 			if a.P95 >= 5*float64(e.t.ArrayLen) {

@@ -189,7 +189,7 @@ func demoOrders(ctx context.Context, db *mongo.Database, r *rand.Rand, now time.
 // stored as strings (attribute-numeric-strings).
 func demoProducts(ctx context.Context, db *mongo.Database, r *rand.Rand, now time.Time) error {
 	return insertAll(ctx, db.Collection("products"), 60, func(i int) any {
-		reviews := make(bson.A, 250)
+		reviews := make(bson.A, 250+i%50)
 		for j := range reviews {
 			reviews[j] = bson.D{{Key: "stars", Value: 1 + r.IntN(5)}, {Key: "at", Value: dateDaysAgo(now, j)}}
 		}

@@ -26,7 +26,7 @@ func sampleReport(t *testing.T) *Report {
 	t.Helper()
 	db := newDB(t)
 	insert(t, db.Collection("posts"), 20, func(i int) bson.D {
-		return bson.D{{Key: "_id", Value: i}, {Key: "comments", Value: ints(300)}}
+		return bson.D{{Key: "_id", Value: i}, {Key: "comments", Value: ints(300 + i%3)}}
 	})
 	index(t, db.Collection("posts"), bson.D{{Key: "x", Value: 1}}, options.Index().SetHidden(true))
 	reports(t, db, false)

@@ -137,7 +137,7 @@ func TestAdviseURI(t *testing.T) {
 	defer client.Disconnect(ctx)
 	posts := make([]any, 20)
 	for i := range posts {
-		arr := make(bson.A, 300)
+		arr := make(bson.A, 300+i)
 		for j := range arr {
 			arr[j] = j
 		}
