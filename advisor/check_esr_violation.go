@@ -4,7 +4,7 @@ import "fmt"
 
 func init() {
 	register(Check{ID: "esr-violation", Pattern: "index",
-		Doc: "Hot find and aggregate shapes served by an index that holds the query's fields in the wrong order (a range before a sort or equality field): the plan sorts in memory or scans extra keys; the ESR order fixes both.",
+		Doc: "Hot find and aggregate shapes served by an index that holds the query's fields out of ESR order (a range or sort field before an equality field, a range before the sort): the plan sorts in memory or scans twice the keys it returns; the ESR order fixes both.",
 		Run: checkESRViolation})
 }
 
@@ -18,7 +18,7 @@ func checkESRViolation(e *checkEnv) []Finding {
 		}
 		c := e.collection(sh.NS)
 		ff := splitFilter(sh.Filter)
-		if c == nil || !ff.OK || len(ff.Range) == 0 {
+		if c == nil || !ff.OK {
 			continue
 		}
 		ix := misorderedIndex(c, sh, ff)

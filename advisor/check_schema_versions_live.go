@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +19,17 @@ func isVersionField(name string) bool {
 		return true
 	}
 	return false
+}
+
+// laterVersion reports whether version a is later than b: numerically
+// when both are numbers (10 after 9), as text otherwise.
+func laterVersion(a, b string) bool {
+	x, errA := strconv.ParseFloat(strings.Trim(a, `"`), 64)
+	y, errB := strconv.ParseFloat(strings.Trim(b, `"`), 64)
+	if errA == nil && errB == nil {
+		return x > y
+	}
+	return a > b
 }
 
 // checkSchemaVersionsLive reports version fields with two or more live
@@ -42,7 +54,7 @@ func checkSchemaVersionsLive(e *checkEnv) []Finding {
 			}
 			latest := disc.Values[0].Value
 			for _, v := range disc.Values {
-				if v.Value > latest {
+				if laterVersion(v.Value, latest) {
 					latest = v.Value
 				}
 			}

@@ -407,3 +407,35 @@ func TestCheckBlockingSortAggregate(t *testing.T) {
 	wantFigure(t, f, "executions", 20)
 	wantFix(t, f, `createIndex({status: 1, at: 1})`)
 }
+
+// TestCheckESRViolationSortFirst: an index with the sort field before the
+// equality field, no range at all.
+func TestCheckESRViolationSortFirst(t *testing.T) {
+	db := newDB(t)
+	c := db.Collection("tasks")
+	insert(t, c, 300, func(i int) bson.D {
+		return bson.D{{Key: "_id", Value: i}, {Key: "status", Value: []string{"open", "done", "late"}[i%3]}, {Key: "at", Value: i}}
+	})
+	index(t, c, bson.D{{Key: "at", Value: 1}, {Key: "status", Value: 1}})
+	withProfiler(t, db, func() {
+		for range 20 {
+			find(t, c, bson.D{{Key: "status", Value: "late"}}, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}).SetHint("at_1_status_1"))
+		}
+	})
+	rep := advise(t, db, Thresholds{}, "esr-violation", "blocking-sort")
+	f := one(t, rep, "esr-violation")
+	wantFigure(t, f, "keys examined per document returned", 3)
+	wantFix(t, f, `createIndex({status: 1, at: 1})`)
+	none(t, rep, "blocking-sort")
+}
+
+func TestLaterVersion(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"10", "9", true}, {"9", "10", false}, {`"v2"`, `"v1"`, true}, {"2", "2", false}} {
+		if got := laterVersion(c.a, c.b); got != c.want {
+			t.Errorf("laterVersion(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}

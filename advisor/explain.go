@@ -21,6 +21,9 @@ func explainShapes(ctx context.Context, c *conn, p *plan, snap *Snapshot) {
 			if sh.Sort != nil {
 				inner = append(inner, bson.E{Key: "sort", Value: sh.Sort})
 			}
+			if sh.Hint != nil {
+				inner = append(inner, bson.E{Key: "hint", Value: sh.Hint})
+			}
 		case "aggregate":
 			pipe := bson.A{}
 			for _, st := range sh.Pipeline {

@@ -265,6 +265,7 @@ type Shape struct {
 	Sort       bson.D   `json:"-"`
 	Pipeline   []bson.D `json:"-"`
 	Update     any      `json:"-"`
+	Hint       any      `json:"-"`
 	AllowDisk  bool     `json:"allowDiskUse,omitempty"`
 	Collection string   `json:"collection"`
 	DB         string   `json:"db"`

@@ -187,6 +187,7 @@ func (s *shapes) add(o op) {
 			norm = append(norm, bson.E{Key: "limit", Value: "?n"})
 		}
 		sh.AllowDisk, _ = lookup(o.cmd, "allowDiskUse").(bool)
+		sh.Hint = lookup(o.cmd, "hint")
 	case "aggregate":
 		arr, _ := lookup(o.cmd, "pipeline").(bson.A)
 		for _, st := range arr {
