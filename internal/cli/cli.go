@@ -66,6 +66,8 @@ func Main(args []string, env Env) int {
 		return ExitOK
 	case errors.Is(err, errInterrupted):
 		return ExitInterrupted
+	case errors.Is(err, errFindings):
+		return ExitFindings
 	}
 	fmt.Fprintln(env.Stderr, "formwork:", err)
 	var ue usageError
@@ -103,6 +105,6 @@ func newRoot(env Env) *cobra.Command {
 		Long: `Formwork makes MongoDB's schema design patterns executable: an embedded
 MongoDB-compatible server, pattern packages, an advisor and a lab.`,
 	}
-	root.AddCommand(newServeCmd(env), newBenchCmd(env), newLabCmd(env), newJobsCmd(env))
+	root.AddCommand(newServeCmd(env), newBenchCmd(env), newLabCmd(env), newJobsCmd(env), newAdviseCmd(env))
 	return root
 }
