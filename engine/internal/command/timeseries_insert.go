@@ -271,4 +271,3 @@ func closeBucket(open map[string]*openBucket, key string, ob *openBucket, touch 
 	delete(open, key)
 	return nil
 }
-
