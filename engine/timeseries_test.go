@@ -430,3 +430,29 @@ func TestTimeseriesNoMetaRangeUsesID(t *testing.T) {
 		t.Fatalf("plan: %v", cursor.Lookup("queryPlanner", "winningPlan"))
 	}
 }
+
+// TestTimeseriesHintExplain checks that a hint in measurement terms
+// picks the translated index on the buckets (explain shows its name and
+// bucket key pattern) for find, count and aggregate.
+func TestTimeseriesHintExplain(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	createTS(t, db, "ts")
+	if err := db.RunCommand(ctxT(t), bson.D{{Key: "createIndexes", Value: "ts"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "v", Value: -1}}}, {Key: "name", Value: "v_-1"}}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []bson.D{
+		{{Key: "find", Value: "ts"}, {Key: "filter", Value: bson.D{{Key: "m", Value: "a"}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}},
+		{{Key: "count", Value: "ts"}, {Key: "query", Value: bson.D{{Key: "m", Value: "a"}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}},
+		{{Key: "aggregate", Value: "ts"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "m", Value: "a"}}}}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}, {Key: "cursor", Value: bson.D{}}},
+	} {
+		var ex bson.Raw
+		if err := db.RunCommand(ctxT(t), bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "queryPlanner"}}).Decode(&ex); err != nil {
+			t.Fatalf("%v: %v", cmd[0].Key, err)
+		}
+		ix := ex.Lookup("stages", "0", "$cursor", "queryPlanner", "winningPlan", "inputStage")
+		if ix.Document().Lookup("indexName").StringValue() != "v_-1" || ix.Document().Lookup("keyPattern").Document().String() != `{"control.max.v": {"$numberInt":"-1"},"control.min.v": {"$numberInt":"-1"}}` {
+			t.Fatalf("%v: winning plan %v", cmd[0].Key, ex.Lookup("stages", "0", "$cursor", "queryPlanner", "winningPlan"))
+		}
+	}
+}

@@ -183,3 +183,34 @@ func (ts *tsColl) dropTarget(v bson.RawValue) (bson.RawValue, error) {
 	}
 	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}, nil
 }
+
+// viewHint translates the hint of a read on view v for the query on the
+// collection under it: on a time series, bucketHint; on other views the
+// hint is passed on.
+func (e *Env) viewHint(v *viewDef, hint bson.RawValue) bson.RawValue {
+	if ts := e.tsColl(v.ns); ts != nil {
+		return ts.bucketHint(hint)
+	}
+	return hint
+}
+
+// bucketHint translates a hint on the time series into one on its
+// buckets, as mongod's ResolvedView::asExpandedViewAggregation and its
+// time series writes do: a key pattern in measurement terms becomes the
+// buckets' key pattern; a pattern that cannot translate, an index name
+// and {$natural: …} stay as they are (an unknown one then fails as
+// BadValue).
+func (ts *tsColl) bucketHint(hint bson.RawValue) bson.RawValue {
+	key, ok := hint.DocumentOK()
+	if !ok || len(key) <= 5 {
+		return hint
+	}
+	if _, err := key.LookupErr("$natural"); err == nil {
+		return hint
+	}
+	bkey, err := ts.opts.BucketIndexKey(key)
+	if err != nil {
+		return hint
+	}
+	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}
+}
