@@ -104,6 +104,7 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	}
 	idx, out := bsoncore.AppendDocumentStart(nil)
 	var perr error
+	original := false
 	bsonkit.ForEach(raw, func(k string, v bson.RawValue) bool {
 		switch k {
 		case "key":
@@ -114,12 +115,17 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 				out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
 				return true
 			}
-			t, ok := ts.opts.MetaOnlyFilter(d)
-			if !ok {
-				perr = mongoerr.New(mongoerr.InvalidOptions, "Partial indexes on time-series collections are only supported on the metaField")
+			if _, err := raw.LookupErr("collation"); err == nil {
+				perr = mongoerr.New(mongoerr.IndexOptionsConflict, "On a time-series collection, partialFilterExpression and collation arguments are incompatible")
+				return false
+			}
+			t, _, err := ts.opts.PartialFilter(d)
+			if err != nil {
+				perr = err
 				return false
 			}
 			out = bsoncore.AppendDocumentElement(out, k, t)
+			original = true
 		default:
 			out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
 		}
@@ -127,6 +133,11 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	})
 	if perr != nil {
 		return index.Spec{}, perr
+	}
+	if original {
+		// mongod keeps the user's definition of an index it cannot map
+		// back from the buckets' one, and listIndexes shows it.
+		out = bsoncore.AppendDocumentElement(out, "originalSpec", raw)
 	}
 	out, _ = bsoncore.AppendDocumentEnd(out, idx)
 	return index.ParseSpec(out)
@@ -139,6 +150,10 @@ func (ts *tsColl) indexDocs(c *storage.Collection) []bson.Raw {
 	var docs []bson.Raw
 	for _, ix := range c.Indexes {
 		if ix.Name == "_id_" {
+			continue
+		}
+		if orig, ok := ix.Spec.Lookup("originalSpec").DocumentOK(); ok {
+			docs = append(docs, orig)
 			continue
 		}
 		ukey, ok := ts.opts.UserIndexKey(ix.Key())
