@@ -456,3 +456,43 @@ func TestTimeseriesHintExplain(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeseriesPartialTTLIndex checks a TTL index on the time field with
+// a partialFilterExpression on the metaField (mongod 7.0): the TTL
+// monitor removes the old buckets of the matching series only.
+func TestTimeseriesPartialTTLIndex(t *testing.T) {
+	t.Parallel()
+	_, client := testenv.Engine(t, engine.Options{TTLInterval: 20 * time.Millisecond})
+	db := client.Database("test")
+	createTS(t, db, "ts")
+	err := db.RunCommand(ctxT(t), bson.D{{Key: "createIndexes", Value: "ts"}, {Key: "indexes", Value: bson.A{bson.D{
+		{Key: "key", Value: bson.D{{Key: "t", Value: 1}}}, {Key: "name", Value: "ttl"},
+		{Key: "expireAfterSeconds", Value: 3600}, {Key: "partialFilterExpression", Value: bson.D{{Key: "m", Value: "tmp"}}},
+	}}}}).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	_, err = db.Collection("ts").InsertMany(ctxT(t), []any{
+		bson.D{{Key: "t", Value: now.Add(-3 * time.Hour)}, {Key: "m", Value: "tmp"}},
+		bson.D{{Key: "t", Value: now.Add(-3 * time.Hour)}, {Key: "m", Value: "keep"}},
+		bson.D{{Key: "t", Value: now}, {Key: "m", Value: "tmp"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for range 1000 {
+		n, _ = db.Collection("ts").CountDocuments(ctxT(t), bson.D{})
+		if n == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n != 2 {
+		t.Fatalf("after TTL: %d measurements, want 2", n)
+	}
+	if k, _ := db.Collection("ts").CountDocuments(ctxT(t), bson.D{{Key: "m", Value: "keep"}}); k != 1 {
+		t.Fatalf("the series outside the filter lost measurements: %d", k)
+	}
+}

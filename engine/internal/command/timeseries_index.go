@@ -14,8 +14,9 @@ import (
 
 // createTimeseriesIndexes runs createIndexes on a time series: each index
 // is translated to an index on the buckets (timeseries.BucketIndexKey)
-// and built there, with mongod 7.0's refusals: unique, text, TTL, and
-// sparse indexes on measurements (InvalidOptions).
+// and built there, with mongod 7.0's refusals: unique, text, sparse
+// indexes on measurements, TTL indexes other than on the time field with
+// a meta-only partialFilterExpression (InvalidOptions).
 // https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-secondary-index/
 func (r *Request) createTimeseriesIndexes(ctx context.Context, ts *tsColl) (bson.D, error) {
 	raws, err := createIndexesSpecs(r)
@@ -95,16 +96,20 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	if on, _ := asBool(raw.Lookup("sparse")); on && measurement {
 		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "Sparse indexes are not supported on time-series measurements")
 	}
-	if _, err := raw.LookupErr("expireAfterSeconds"); err == nil {
-		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on time-series collections require a partialFilterExpression on the metaField")
-	}
+	_, err := raw.LookupErr("expireAfterSeconds")
+	ttl := err == nil
 	bkey, err := ts.opts.BucketIndexKey(key)
 	if err != nil {
 		return index.Spec{}, err
 	}
+	if ttl {
+		if bkey, err = ts.ttlKey(key); err != nil {
+			return index.Spec{}, err
+		}
+	}
 	idx, out := bsoncore.AppendDocumentStart(nil)
 	var perr error
-	original := false
+	original, metaOnly := false, false
 	bsonkit.ForEach(raw, func(k string, v bson.RawValue) bool {
 		switch k {
 		case "key":
@@ -119,11 +124,12 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 				perr = mongoerr.New(mongoerr.IndexOptionsConflict, "On a time-series collection, partialFilterExpression and collation arguments are incompatible")
 				return false
 			}
-			t, _, err := ts.opts.PartialFilter(d)
+			t, metric, err := ts.opts.PartialFilter(d)
 			if err != nil {
 				perr = err
 				return false
 			}
+			metaOnly = !metric
 			out = bsoncore.AppendDocumentElement(out, k, t)
 			original = true
 		default:
@@ -133,6 +139,11 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	})
 	if perr != nil {
 		return index.Spec{}, perr
+	}
+	if ttl {
+		if !metaOnly {
+			return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on time-series collections require a partialFilterExpression on the metaField")
+		}
 	}
 	if original {
 		// mongod keeps the user's definition of an index it cannot map
@@ -228,4 +239,21 @@ func (ts *tsColl) bucketHint(hint bson.RawValue) bson.RawValue {
 		return hint
 	}
 	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}
+}
+
+// ttlKey returns the buckets' key of a TTL index on the time series, as
+// mongod's convertToTTLTimeField does: a single field, the timeField,
+// indexed as control.max.<time>, so that the TTL monitor removes a bucket
+// (matching the meta-only partial filter) once its newest measurement
+// expires.
+// https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-automatic-removal/
+func (ts *tsColl) ttlKey(key bson.Raw) (bson.Raw, error) {
+	elems, _ := key.Elements()
+	if len(elems) != 1 {
+		return nil, mongoerr.Newf(mongoerr.CannotCreateIndex, "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: %s", formatDoc(key))
+	}
+	if elems[0].Key() != ts.opts.TimeField {
+		return nil, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on non-time fields are not supported on time-series collections")
+	}
+	return bson.Marshal(bson.D{{Key: "control.max." + ts.opts.TimeField, Value: elems[0].Value()}})
 }
