@@ -180,10 +180,7 @@ func (e *Env) appendMeasurements(ctx context.Context, w *storage.Writer, ts *tsC
 		// m is reopened: an archived one, or (no open bucket or time
 		// backward) an uncompressed one on disk.
 		if ob == nil || why == timeseries.CloseTimeForward || why == timeseries.CloseTimeBackward {
-			cand, err := rs.find(m, ob == nil || why == timeseries.CloseTimeBackward, checked)
-			if err != nil {
-				return err
-			}
+			cand := rs.find(m, ob == nil || why == timeseries.CloseTimeBackward, checked)
 			switch {
 			case cand != nil:
 				if ob != nil {

@@ -45,7 +45,7 @@ func (rs *reopenSet) add(key string, ob *openBucket) {
 // holds m (the latest-starting one), removed from the set, or nil. With
 // query false only archived buckets qualify. A candidate whose stored
 // document changed, is gone, or is no longer reopenable is dropped.
-func (rs *reopenSet) find(m timeseries.Measurement, query bool, checked map[*openBucket]bool) (*openBucket, error) {
+func (rs *reopenSet) find(m timeseries.Measurement, query bool, checked map[*openBucket]bool) *openBucket {
 	list := rs.byKey[m.Key]
 	span := rs.ts.opts.MaxSpan * 1000
 	for {
@@ -60,43 +60,39 @@ func (rs *reopenSet) find(m timeseries.Measurement, query bool, checked map[*ope
 		}
 		if best < 0 {
 			rs.byKey[m.Key] = list
-			return nil, nil
+			return nil
 		}
 		ob := list[best]
 		list = append(list[:best:best], list[best+1:]...)
-		ok, err := rs.load(ob)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+		if rs.load(ob, m.Key) {
 			rs.byKey[m.Key] = list
 			checked[ob] = true
-			return ob, nil
+			return ob
 		}
 	}
 }
 
-// load makes sure ob still is what the catalog recorded, reading and
-// decoding it when it has not been yet; false when it can no longer be
-// reopened.
-func (rs *reopenSet) load(ob *openBucket) (bool, error) {
+// load makes sure ob still is what the catalog recorded under meta key
+// key, reading and decoding it when it has not been yet; false when it
+// can no longer be reopened.
+func (rs *reopenSet) load(ob *openBucket, key string) bool {
 	if ob.rid == 0 {
-		return ob.b != nil, nil // archived before its first write: in this batch
+		return ob.b != nil // archived before its first write: in this batch
 	}
 	cur, err := rs.rd.Fetch(rs.c, ob.rid)
 	if err != nil || cur == nil {
-		return false, nil
+		return false // gone (or unreadable): a new bucket opens instead
 	}
 	if ob.b != nil {
-		return bytes.Equal(cur, ob.doc), nil
+		return bytes.Equal(cur, ob.doc)
 	}
 	cur = bson.Raw(append([]byte(nil), cur...))
 	b, ok := reopenableBucket(rs.ts, cur)
-	if !ok || b.MinTime != ob.minTime {
-		return false, nil
+	if !ok || b.MinTime != ob.minTime || metaKey(b) != key {
+		return false
 	}
 	ob.doc, ob.b = cur, b
-	return true, nil
+	return true
 }
 
 // reopenableBucket decodes d when it is a bucket that may be reopened:
