@@ -496,3 +496,49 @@ func TestTimeseriesPartialTTLIndex(t *testing.T) {
 		t.Fatalf("the series outside the filter lost measurements: %d", k)
 	}
 }
+
+// TestTimeseriesReopensOlderBucketAfterRestart checks query-based
+// reopening after a restart: a measurement in the range of an
+// uncompressed bucket that is not the newest of its series joins it.
+func TestTimeseriesReopensOlderBucketAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	insert := func(db *mongo.Database, at time.Duration) {
+		if _, err := db.Collection("ts").InsertOne(ctx, bson.D{{Key: "t", Value: base.Add(at)}, {Key: "m", Value: "s"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() (*engine.DB, *mongo.Database) {
+		db, err := engine.Open(ctx, engine.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := testenv.Connect(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Disconnect(ctx) })
+		return db, client.Database("test")
+	}
+	db, tdb := open()
+	createTS(t, tdb, "ts")
+	insert(tdb, time.Hour)      // bucket A: [01:00, 02:00)
+	insert(tdb, 30*time.Minute) // back in time: A archived, bucket B: [00:30, 01:30)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, tdb = open()
+	defer db.Close()
+	insert(tdb, 100*time.Minute) // 01:40: only A's range holds it
+	bs := buckets(t, tdb, "ts")
+	if len(bs) != 2 {
+		t.Fatalf("%d buckets after the restart, want 2", len(bs))
+	}
+	for _, b := range bs {
+		if b.Lookup("control", "min", "t").Time().Equal(base.Add(time.Hour)) && !b.Lookup("control", "max", "t").Time().Equal(base.Add(100*time.Minute)) {
+			t.Fatalf("bucket A was not reopened: %v", b)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 // catalog first meets the collection, and afterwards knows the ones it
 // archives. A bucket left uncompressed by other means (a bucket-level
 // write that made the catalog forget it) is not reopened. Tested by
+// TestTimeseriesReopensOlderBucketAfterRestart and
 // testdata/timeseries/reopen.txt.
 
 // reopenSet is the reopenable buckets of one time series during an
