@@ -185,3 +185,42 @@ func TestCollationDivergences(t *testing.T) {
 		t.Fatalf("precomposed and decomposed é under normalization false: n = %d, %v", n, err)
 	}
 }
+
+// TestCollationWildcardIndex checks a wildcard index with a collation:
+// a query under the same collation uses it for a string equality (and
+// counts case-insensitively); a query under the simple collation does
+// not use it for strings, but may for numbers.
+func TestCollationWildcardIndex(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.Database(t)
+	c := db.Collection("wild")
+	for i := range 20 {
+		name := []string{"ann", "ANN", "bo", "Cy"}[i%4]
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}, {Key: "name", Value: name}, {Key: "n", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "$**", Value: 1}}, Options: options.Index().SetName("all_ci").SetCollation(&options.Collation{Locale: "en", Strength: 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(filter bson.D, coll bson.D) explaintest.Result {
+		cmd := bson.D{{Key: "find", Value: "wild"}, {Key: "filter", Value: filter}}
+		if coll != nil {
+			cmd = append(cmd, bson.E{Key: "collation", Value: coll})
+		}
+		return explaintest.Run(t, db, cmd)
+	}
+	r := find(bson.D{{Key: "name", Value: "ann"}}, caseInsensitive)
+	if !r.Uses("all_ci") || r.NReturned() != 10 {
+		t.Fatalf("collated query on a collated wildcard index: %s, nReturned %d", r, r.NReturned())
+	}
+	r = find(bson.D{{Key: "name", Value: "ann"}}, nil)
+	if r.Uses("all_ci") || r.NReturned() != 5 {
+		t.Fatalf("simple-collation string equality must not use the collated wildcard index: %s, nReturned %d", r, r.NReturned())
+	}
+	r = find(bson.D{{Key: "n", Value: bson.D{{Key: "$lt", Value: int32(3)}}}}, nil)
+	if !r.Uses("all_ci") || r.NReturned() != 3 {
+		t.Fatalf("a numeric predicate may use the collated wildcard index: %s, nReturned %d", r, r.NReturned())
+	}
+}

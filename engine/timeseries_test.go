@@ -430,3 +430,115 @@ func TestTimeseriesNoMetaRangeUsesID(t *testing.T) {
 		t.Fatalf("plan: %v", cursor.Lookup("queryPlanner", "winningPlan"))
 	}
 }
+
+// TestTimeseriesHintExplain checks that a hint in measurement terms
+// picks the translated index on the buckets (explain shows its name and
+// bucket key pattern) for find, count and aggregate.
+func TestTimeseriesHintExplain(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	createTS(t, db, "ts")
+	if err := db.RunCommand(ctxT(t), bson.D{{Key: "createIndexes", Value: "ts"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "v", Value: -1}}}, {Key: "name", Value: "v_-1"}}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []bson.D{
+		{{Key: "find", Value: "ts"}, {Key: "filter", Value: bson.D{{Key: "m", Value: "a"}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}},
+		{{Key: "count", Value: "ts"}, {Key: "query", Value: bson.D{{Key: "m", Value: "a"}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}},
+		{{Key: "aggregate", Value: "ts"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "m", Value: "a"}}}}}}, {Key: "hint", Value: bson.D{{Key: "v", Value: -1}}}, {Key: "cursor", Value: bson.D{}}},
+	} {
+		var ex bson.Raw
+		if err := db.RunCommand(ctxT(t), bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "queryPlanner"}}).Decode(&ex); err != nil {
+			t.Fatalf("%v: %v", cmd[0].Key, err)
+		}
+		ix := ex.Lookup("stages", "0", "$cursor", "queryPlanner", "winningPlan", "inputStage")
+		if ix.Document().Lookup("indexName").StringValue() != "v_-1" || ix.Document().Lookup("keyPattern").Document().String() != `{"control.max.v": {"$numberInt":"-1"},"control.min.v": {"$numberInt":"-1"}}` {
+			t.Fatalf("%v: winning plan %v", cmd[0].Key, ex.Lookup("stages", "0", "$cursor", "queryPlanner", "winningPlan"))
+		}
+	}
+}
+
+// TestTimeseriesPartialTTLIndex checks a TTL index on the time field with
+// a partialFilterExpression on the metaField (mongod 7.0): the TTL
+// monitor removes the old buckets of the matching series only.
+func TestTimeseriesPartialTTLIndex(t *testing.T) {
+	t.Parallel()
+	_, client := testenv.Engine(t, engine.Options{TTLInterval: 20 * time.Millisecond})
+	db := client.Database("test")
+	createTS(t, db, "ts")
+	err := db.RunCommand(ctxT(t), bson.D{{Key: "createIndexes", Value: "ts"}, {Key: "indexes", Value: bson.A{bson.D{
+		{Key: "key", Value: bson.D{{Key: "t", Value: 1}}}, {Key: "name", Value: "ttl"},
+		{Key: "expireAfterSeconds", Value: 3600}, {Key: "partialFilterExpression", Value: bson.D{{Key: "m", Value: "tmp"}}},
+	}}}}).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	_, err = db.Collection("ts").InsertMany(ctxT(t), []any{
+		bson.D{{Key: "t", Value: now.Add(-3 * time.Hour)}, {Key: "m", Value: "tmp"}},
+		bson.D{{Key: "t", Value: now.Add(-3 * time.Hour)}, {Key: "m", Value: "keep"}},
+		bson.D{{Key: "t", Value: now}, {Key: "m", Value: "tmp"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for range 1000 {
+		n, _ = db.Collection("ts").CountDocuments(ctxT(t), bson.D{})
+		if n == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n != 2 {
+		t.Fatalf("after TTL: %d measurements, want 2", n)
+	}
+	if k, _ := db.Collection("ts").CountDocuments(ctxT(t), bson.D{{Key: "m", Value: "keep"}}); k != 1 {
+		t.Fatalf("the series outside the filter lost measurements: %d", k)
+	}
+}
+
+// TestTimeseriesReopensOlderBucketAfterRestart checks query-based
+// reopening after a restart: a measurement in the range of an
+// uncompressed bucket that is not the newest of its series joins it.
+func TestTimeseriesReopensOlderBucketAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	insert := func(db *mongo.Database, at time.Duration) {
+		if _, err := db.Collection("ts").InsertOne(ctx, bson.D{{Key: "t", Value: base.Add(at)}, {Key: "m", Value: "s"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() (*engine.DB, *mongo.Database) {
+		db, err := engine.Open(ctx, engine.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := testenv.Connect(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Disconnect(ctx) })
+		return db, client.Database("test")
+	}
+	db, tdb := open()
+	createTS(t, tdb, "ts")
+	insert(tdb, time.Hour)      // bucket A: [01:00, 02:00)
+	insert(tdb, 30*time.Minute) // back in time: A archived, bucket B: [00:30, 01:30)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, tdb = open()
+	defer db.Close()
+	insert(tdb, 100*time.Minute) // 01:40: only A's range holds it
+	bs := buckets(t, tdb, "ts")
+	if len(bs) != 2 {
+		t.Fatalf("%d buckets after the restart, want 2", len(bs))
+	}
+	for _, b := range bs {
+		if b.Lookup("control", "min", "t").Time().Equal(base.Add(time.Hour)) && !b.Lookup("control", "max", "t").Time().Equal(base.Add(100*time.Minute)) {
+			t.Fatalf("bucket A was not reopened: %v", b)
+		}
+	}
+}

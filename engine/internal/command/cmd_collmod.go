@@ -59,8 +59,14 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		return bson.D{}, nil
 	}
+	return r.collModIndexOn(ns, ixSpec)
+}
+
+// collModIndexOn applies collMod's index document to the index of ns it
+// names (hidden, expireAfterSeconds) and returns the reply's fields.
+func (r *Request) collModIndexOn(ns string, ixSpec bson.Raw) (bson.D, error) {
 	var reply bson.D
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err := r.Env.Store.Write(func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)

@@ -127,6 +127,14 @@ func (st deleteStmt) query(r *Request, coll *storage.Collection, env match.Env) 
 // deleteOne runs one delete statement inside w and returns how many
 // documents it deleted.
 func (r *Request) deleteOne(ctx context.Context, w *storage.Writer, ns string, st deleteStmt, let bson.Raw) (int64, error) {
+	var ce match.Env
+	if err := r.stmtCollation(w.Collection(ns), st.collation, &ce); err != nil {
+		return 0, err
+	}
+	let, err := r.letWithCollation(let, ce.Collation)
+	if err != nil {
+		return 0, err
+	}
 	q, err := st.query(r, w.Collection(ns), r.matchEnv(let))
 	if err != nil {
 		return 0, err

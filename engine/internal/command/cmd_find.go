@@ -97,6 +97,9 @@ func parseFind(r *Request) (*findParams, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.let, err = r.letWithCollation(p.let, r.collationFor(r.Env.Store.Collection(p.ns), p.collation)); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -99,6 +99,13 @@ func parseFindAndModify(r *Request) (*findAndModifyParams, error) {
 	if err := checkWritable(r.DB, name); err != nil {
 		return nil, err
 	}
+	var ce match.Env
+	if err := r.stmtCollation(r.Env.Store.Collection(p.ns), p.collation, &ce); err != nil {
+		return nil, err
+	}
+	if p.let, err = r.letWithCollation(p.let, ce.Collation); err != nil {
+		return nil, err
+	}
 	p.filter = orEmpty(p.filter) // no query matches every document, and upserts from {}
 	if !p.remove {
 		if p.u, err = compileUpdate(p.upd, p.arrayFilters, p.let, r.start, r.Env.clock.current()); err != nil {

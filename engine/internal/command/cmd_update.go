@@ -154,6 +154,14 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 // updateOne runs statement i, adding its counts to res.
 func (r *Request) updateOne(ctx context.Context, w *storage.Writer, ns string, i int, st updateStmt, let bson.Raw, res *writeResult) error {
 	now := time.Now()
+	var ce match.Env
+	if err := r.stmtCollation(w.Collection(ns), st.collation, &ce); err != nil {
+		return err
+	}
+	let, err := r.letWithCollation(let, ce.Collation)
+	if err != nil {
+		return err
+	}
 	if st.c != nil {
 		if st.u.Type != bson.TypeArray {
 			return mongoerr.New(mongoerr.Code(51198), "Constant values may only be specified for pipeline updates")

@@ -30,6 +30,9 @@ type Request struct {
 	op *opState
 	// bypassValidation is the command's bypassDocumentValidation.
 	bypassValidation bool
+	// letSpec is the command's let as sent (parseLet), which a write
+	// statement evaluates again under its collation (letWithCollation).
+	letSpec bson.RawValue
 }
 
 // handler runs one command and returns the reply fields besides ok.

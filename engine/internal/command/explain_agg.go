@@ -191,6 +191,7 @@ func resolveViews(r *Request, p *aggregateParams) (*aggregateParams, error) {
 		q := *p
 		q.db, q.coll = splitNS(v.viewOn)
 		q.stages = append(append([]bson.Raw(nil), v.pipeline...), p.stages...)
+		q.hint = r.Env.viewHint(v, p.hint)
 		p = &q
 	}
 	return nil, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is 20")

@@ -56,7 +56,7 @@ func (h *aggHost) Open(ctx context.Context, ns string, q agg.Query) (agg.Source,
 }
 
 // openView runs a view's pipeline over its source, followed by what q
-// asks.
+// asks; q's hint applies to the query on the source.
 func (h *aggHost) openView(ctx context.Context, v *viewDef, q agg.Query) (agg.Source, error) {
 	if h.depth >= maxViewDepth {
 		return nil, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is 20")
@@ -73,7 +73,9 @@ func (h *aggHost) openView(ctx context.Context, v *viewDef, q agg.Query) (agg.So
 	if err != nil {
 		return nil, err
 	}
-	return sub.runQuery(ctx, p, v.viewOn, p.Query())
+	pq := p.Query()
+	pq.Hint = h.r.Env.viewHint(v, q.Hint)
+	return sub.runQuery(ctx, p, v.viewOn, pq)
 }
 
 // Insert inserts docs into ns, creating it.

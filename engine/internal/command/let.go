@@ -5,6 +5,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/expr"
 	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
@@ -29,6 +30,7 @@ func evalLet(cmd string, v bson.RawValue, env match.Env) (bson.Raw, error) {
 		return nil, mongoerr.Newf(mongoerr.InvalidBSON, "invalid let document: %v", err)
 	}
 	sc := expr.NewScope()
+	sc.SetCollation(env.Collation) // constant operands fold at parse time
 	c := expr.NewCtx(sc)
 	c.Now, c.ClusterTime = env.Now, env.ClusterTime
 	out := expr.NewDocBuilder()
@@ -67,9 +69,25 @@ func (r *Request) matchEnv(let bson.Raw) match.Env {
 	return match.Env{Let: let, Now: now, ClusterTime: r.Env.clock.current()}
 }
 
-// parseLet evaluates a command's let field for r.
+// parseLet evaluates a command's let field for r, under the simple
+// collation; r keeps it for letWithCollation.
 func (r *Request) parseLet(cmd string, v bson.RawValue) (bson.Raw, error) {
+	r.letSpec = v
 	return evalLet(cmd, v, r.matchEnv(nil))
+}
+
+// letWithCollation returns the command's let evaluated under coll, as
+// mongod seeds let variables in the operation's expression context, which
+// carries its collation: let itself under the simple collation (nil) or
+// when the command has none.
+// https://www.mongodb.com/docs/v7.0/reference/command/find/#std-label-find-let-syntax
+func (r *Request) letWithCollation(let bson.Raw, coll *collation.Collator) (bson.Raw, error) {
+	if coll == nil || r.letSpec.Type == 0 {
+		return let, nil
+	}
+	env := r.matchEnv(nil)
+	env.Collation = coll
+	return evalLet(r.Name, r.letSpec, env)
 }
 
 // mergeLet returns let with the statement constants c added (a constant

@@ -22,6 +22,7 @@ func (r *Request) collModTimeseries(ctx context.Context, ts *tsColl) (bson.D, er
 	o := *ts.opts
 	expire := ts.expire
 	changed := false
+	var ixSpec bson.Raw
 	err := fields("collMod", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
 		case "timeseries":
@@ -46,7 +47,9 @@ func (r *Request) collModTimeseries(ctx context.Context, ts *tsColl) (bson.D, er
 			expire = &n
 			return nil
 		case "index":
-			return mongoerr.New(mongoerr.NotImplemented, "collMod of an index of a time-series collection is not supported yet")
+			var err error
+			ixSpec, err = wantDoc("collMod", k, v)
+			return err
 		case "validator", "validationLevel", "validationAction", "changeStreamPreAndPostImages", "viewOn", "pipeline", "cappedSize", "cappedMax":
 			return mongoerr.Newf(mongoerr.InvalidOptions, "option not supported on a time-series collection: %s", k)
 		case "dryRun", "recordIdsReplicated":
@@ -57,8 +60,17 @@ func (r *Request) collModTimeseries(ctx context.Context, ts *tsColl) (bson.D, er
 	if err != nil {
 		return nil, err
 	}
+	var reply bson.D
+	if ixSpec != nil {
+		if ixSpec, err = ts.collModIndexSpec(r.Body, ixSpec); err != nil {
+			return nil, err
+		}
+		if reply, err = r.collModIndexOn(ts.bucketsNS, ixSpec); err != nil {
+			return nil, err
+		}
+	}
 	if !changed && o == *ts.opts {
-		return bson.D{}, nil
+		return reply, nil
 	}
 	err = r.Env.Store.Write(func(w *storage.Writer) error {
 		for _, ns := range []string{ts.ns, ts.bucketsNS} {
@@ -75,7 +87,40 @@ func (r *Request) collModTimeseries(ctx context.Context, ts *tsColl) (bson.D, er
 	if err != nil {
 		return nil, err
 	}
-	return bson.D{}, nil
+	return reply, nil
+}
+
+// collModIndexSpec translates collMod's index document for the buckets
+// of ts, as mongod's makeTimeseriesBucketsCollModCommand does: a
+// keyPattern in measurement terms becomes the buckets' key pattern
+// (IndexNotFound when it cannot be one); a name is kept.
+func (ts *tsColl) collModIndexSpec(body, ixSpec bson.Raw) (bson.Raw, error) {
+	v, err := ixSpec.LookupErr("keyPattern")
+	if err != nil {
+		return ixSpec, nil
+	}
+	key, ok := v.DocumentOK()
+	if !ok {
+		return nil, mongoerr.FieldType("collMod", "index.keyPattern", typeName(v.Type), "object")
+	}
+	bkey, err := ts.opts.BucketIndexKey(key)
+	if err != nil {
+		msg := err.Error()
+		if me, ok := err.(*mongoerr.Error); ok {
+			msg = me.Msg
+		}
+		return nil, mongoerr.Newf(mongoerr.IndexNotFound, "%s Command request: %s", msg, formatDoc(body))
+	}
+	var out bson.D
+	bsonkit.ForEach(ixSpec, func(k string, v bson.RawValue) bool {
+		if k == "keyPattern" {
+			out = append(out, bson.E{Key: k, Value: bkey})
+		} else {
+			out = append(out, bson.E{Key: k, Value: v})
+		}
+		return true
+	})
+	return bson.Marshal(out)
 }
 
 // collModBucketing applies collMod's timeseries document to o.
@@ -199,6 +244,10 @@ func (e *Env) timeseriesStats(ts *tsColl, scale int64) (bson.D, error) {
 		{Key: "numBucketsClosedDueToTimeForward", Value: s.closedForward},
 		{Key: "numBucketsClosedDueToTimeBackward", Value: s.closedBack},
 		{Key: "numBucketsClosedDueToMemoryThreshold", Value: int64(0)},
+		{Key: "numBucketsClosedDueToReopening", Value: s.closedReopen},
+		{Key: "numBucketsArchivedDueToMemoryThreshold", Value: int64(0)},
+		{Key: "numBucketsArchivedDueToTimeBackward", Value: s.archivedBack},
+		{Key: "numBucketsReopened", Value: s.reopened},
 		{Key: "numBucketsClosedDueToSchemaChange", Value: s.closedSc},
 		{Key: "numCommits", Value: s.commits},
 		{Key: "numWaits", Value: int64(0)},

@@ -14,8 +14,9 @@ import (
 
 // createTimeseriesIndexes runs createIndexes on a time series: each index
 // is translated to an index on the buckets (timeseries.BucketIndexKey)
-// and built there, with mongod 7.0's refusals: unique, text, TTL, and
-// sparse indexes on measurements (InvalidOptions).
+// and built there, with mongod 7.0's refusals: unique, text, sparse
+// indexes on measurements, TTL indexes other than on the time field with
+// a meta-only partialFilterExpression (InvalidOptions).
 // https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-secondary-index/
 func (r *Request) createTimeseriesIndexes(ctx context.Context, ts *tsColl) (bson.D, error) {
 	raws, err := createIndexesSpecs(r)
@@ -95,15 +96,20 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	if on, _ := asBool(raw.Lookup("sparse")); on && measurement {
 		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "Sparse indexes are not supported on time-series measurements")
 	}
-	if _, err := raw.LookupErr("expireAfterSeconds"); err == nil {
-		return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on time-series collections require a partialFilterExpression on the metaField")
-	}
+	_, err := raw.LookupErr("expireAfterSeconds")
+	ttl := err == nil
 	bkey, err := ts.opts.BucketIndexKey(key)
 	if err != nil {
 		return index.Spec{}, err
 	}
+	if ttl {
+		if bkey, err = ts.ttlKey(key); err != nil {
+			return index.Spec{}, err
+		}
+	}
 	idx, out := bsoncore.AppendDocumentStart(nil)
 	var perr error
+	original, metaOnly := false, false
 	bsonkit.ForEach(raw, func(k string, v bson.RawValue) bool {
 		switch k {
 		case "key":
@@ -114,12 +120,18 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 				out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
 				return true
 			}
-			t, ok := ts.opts.MetaOnlyFilter(d)
-			if !ok {
-				perr = mongoerr.New(mongoerr.InvalidOptions, "Partial indexes on time-series collections are only supported on the metaField")
+			if _, err := raw.LookupErr("collation"); err == nil {
+				perr = mongoerr.New(mongoerr.IndexOptionsConflict, "On a time-series collection, partialFilterExpression and collation arguments are incompatible")
 				return false
 			}
+			t, metric, err := ts.opts.PartialFilter(d)
+			if err != nil {
+				perr = err
+				return false
+			}
+			metaOnly = !metric
 			out = bsoncore.AppendDocumentElement(out, k, t)
+			original = true
 		default:
 			out = bsoncore.AppendValueElement(out, k, bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
 		}
@@ -127,6 +139,16 @@ func (ts *tsColl) bucketIndexSpec(raw bson.Raw) (index.Spec, error) {
 	})
 	if perr != nil {
 		return index.Spec{}, perr
+	}
+	if ttl {
+		if !metaOnly {
+			return index.Spec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on time-series collections require a partialFilterExpression on the metaField")
+		}
+	}
+	if original {
+		// mongod keeps the user's definition of an index it cannot map
+		// back from the buckets' one, and listIndexes shows it.
+		out = bsoncore.AppendDocumentElement(out, "originalSpec", raw)
 	}
 	out, _ = bsoncore.AppendDocumentEnd(out, idx)
 	return index.ParseSpec(out)
@@ -139,6 +161,10 @@ func (ts *tsColl) indexDocs(c *storage.Collection) []bson.Raw {
 	var docs []bson.Raw
 	for _, ix := range c.Indexes {
 		if ix.Name == "_id_" {
+			continue
+		}
+		if orig, ok := ix.Spec.Lookup("originalSpec").DocumentOK(); ok {
+			docs = append(docs, orig)
 			continue
 		}
 		ukey, ok := ts.opts.UserIndexKey(ix.Key())
@@ -182,4 +208,52 @@ func (ts *tsColl) dropTarget(v bson.RawValue) (bson.RawValue, error) {
 		return v, mongoerr.Newf(mongoerr.IndexNotFound, "can't find index with key: %s", formatDoc(key))
 	}
 	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}, nil
+}
+
+// viewHint translates the hint of a read on view v for the query on the
+// collection under it: on a time series, bucketHint; on other views the
+// hint is passed on.
+func (e *Env) viewHint(v *viewDef, hint bson.RawValue) bson.RawValue {
+	if ts := e.tsColl(v.ns); ts != nil {
+		return ts.bucketHint(hint)
+	}
+	return hint
+}
+
+// bucketHint translates a hint on the time series into one on its
+// buckets, as mongod's ResolvedView::asExpandedViewAggregation and its
+// time series writes do: a key pattern in measurement terms becomes the
+// buckets' key pattern; a pattern that cannot translate, an index name
+// and {$natural: …} stay as they are (an unknown one then fails as
+// BadValue).
+func (ts *tsColl) bucketHint(hint bson.RawValue) bson.RawValue {
+	key, ok := hint.DocumentOK()
+	if !ok || len(key) <= 5 {
+		return hint
+	}
+	if _, err := key.LookupErr("$natural"); err == nil {
+		return hint
+	}
+	bkey, err := ts.opts.BucketIndexKey(key)
+	if err != nil {
+		return hint
+	}
+	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bkey}
+}
+
+// ttlKey returns the buckets' key of a TTL index on the time series, as
+// mongod's convertToTTLTimeField does: a single field, the timeField,
+// indexed as control.max.<time>, so that the TTL monitor removes a bucket
+// (matching the meta-only partial filter) once its newest measurement
+// expires.
+// https://www.mongodb.com/docs/v7.0/core/timeseries/timeseries-automatic-removal/
+func (ts *tsColl) ttlKey(key bson.Raw) (bson.Raw, error) {
+	elems, _ := key.Elements()
+	if len(elems) != 1 {
+		return nil, mongoerr.Newf(mongoerr.CannotCreateIndex, "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: %s", formatDoc(key))
+	}
+	if elems[0].Key() != ts.opts.TimeField {
+		return nil, mongoerr.New(mongoerr.InvalidOptions, "TTL indexes on non-time fields are not supported on time-series collections")
+	}
+	return bson.Marshal(bson.D{{Key: "control.max." + ts.opts.TimeField, Value: elems[0].Value()}})
 }

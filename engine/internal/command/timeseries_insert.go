@@ -26,13 +26,12 @@ type bucketCatalog struct {
 	mu    sync.Mutex
 	open  map[uint64]map[string]*openBucket
 	stats map[uint64]*tsStats
+	// reopenable are, per buckets collection and meta value, the
+	// uncompressed buckets that are not open: archived (by this process,
+	// after a measurement went back in time) or found on disk when the
+	// catalog first met the collection. Made on first use.
+	reopenable map[uint64]map[string][]*openBucket
 }
-
-// Divergence: mongod 7.0 keeps buckets it closed because a measurement
-// went back in time (archived) and may reopen them; the engine opens a
-// new bucket, so out-of-order inserts make more, smaller buckets (never
-// wrong results). Tested by testdata/timeseries/buckets.txt (time
-// backward).
 
 // openBucket is an open bucket: its record, the document stored there and
 // the bucket decoded. The stored document is compared with doc before
@@ -41,7 +40,12 @@ type bucketCatalog struct {
 type openBucket struct {
 	rid int64 // 0 until inserted
 	doc bson.Raw
-	b   *timeseries.Bucket
+	b   *timeseries.Bucket // nil for a reopenable bucket not read yet
+	// minTime is the bucket's control.min time; archived reports a
+	// bucket this process archived (reopenable by a measurement going
+	// forward as well as backward) rather than one found on disk.
+	minTime  int64
+	archived bool
 }
 
 // tsStats are the bucket catalog's counters of one time series, as
@@ -49,6 +53,7 @@ type openBucket struct {
 type tsStats struct {
 	bucketInserts, bucketUpdates, openedMeta                     int64
 	closedCount, closedSize, closedForward, closedBack, closedSc int64
+	closedReopen, archivedBack, reopened                         int64
 	commits, measurements                                        int64
 }
 
@@ -124,13 +129,19 @@ func (e *Env) appendMeasurements(ctx context.Context, w *storage.Writer, ts *tsC
 	defer bc.mu.Unlock()
 	open := bc.open[c.ID]
 	if open == nil {
-		var err error
-		if open, err = reopenBuckets(w.Reader(), c, ts); err != nil {
+		if bc.reopenable == nil {
+			bc.reopenable = map[uint64]map[string][]*openBucket{}
+		}
+		disk, err := reopenableBuckets(w.Reader(), c, ts)
+		if err != nil {
 			return err
 		}
+		open = map[string]*openBucket{}
 		bc.open[c.ID] = open
+		bc.reopenable[c.ID] = disk
 	}
 	st := bc.statsFor(c.ID)
+	rs := &reopenSet{rd: w.Reader(), c: c, ts: ts, byKey: bc.reopenable[c.ID]}
 	rd := w.Reader()
 	checked := map[*openBucket]bool{}
 	var dirty []*openBucket
@@ -160,8 +171,37 @@ func (e *Env) appendMeasurements(ctx context.Context, w *storage.Writer, ts *tsC
 				checked[ob] = true
 			}
 		}
+		why := timeseries.FitsBucket
 		if ob != nil {
-			switch ts.opts.Fits(ob.b, m) {
+			why = ts.opts.Fits(ob.b, m)
+		}
+		// Reopening (mongod 6.3+): with no open bucket, or when m falls
+		// outside the open one's time range, a bucket whose range holds
+		// m is reopened: an archived one, or (no open bucket or time
+		// backward) an uncompressed one on disk.
+		if ob == nil || why == timeseries.CloseTimeForward || why == timeseries.CloseTimeBackward {
+			cand := rs.find(m, ob == nil || why == timeseries.CloseTimeBackward, checked)
+			switch {
+			case cand != nil:
+				if ob != nil {
+					st.closedReopen++
+					closeBucket(open, m.Key, ob, touch)
+				}
+				st.reopened++
+				ob, open[m.Key] = cand, cand
+				why = ts.opts.Fits(ob.b, m)
+			case ob == nil:
+				st.openedMeta++
+			case why == timeseries.CloseTimeBackward:
+				st.archivedBack++
+				delete(open, m.Key)
+				ob.archived, ob.minTime = true, ob.b.MinTime
+				rs.add(m.Key, ob)
+				ob = nil
+			}
+		}
+		if ob != nil {
+			switch why {
 			case timeseries.FitsBucket:
 			case timeseries.CloseCount:
 				st.closedCount++
@@ -179,8 +219,6 @@ func (e *Env) appendMeasurements(ctx context.Context, w *storage.Writer, ts *tsC
 				st.closedSc++
 				ob = closeBucket(open, m.Key, ob, touch)
 			}
-		} else {
-			st.openedMeta++
 		}
 		if ob == nil {
 			ob = &openBucket{b: ts.opts.NewBucket(m)}
@@ -229,40 +267,4 @@ func closeBucket(open map[string]*openBucket, key string, ob *openBucket, touch 
 	touch(ob)
 	delete(open, key)
 	return nil
-}
-
-// reopenBuckets rebuilds the open buckets of a time series the catalog
-// does not know yet (after a restart): the uncompressed (version 1)
-// bucket of each meta value with the latest minimum time, read once per
-// collection and process, as mongod 7.0 reopens buckets from disk.
-func reopenBuckets(rd storage.Reader, c *storage.Collection, ts *tsColl) (map[string]*openBucket, error) {
-	open := map[string]*openBucket{}
-	recs, err := rd.Scan(c, false)
-	if err != nil {
-		return nil, err
-	}
-	defer recs.Close()
-	for recs.Next() {
-		d, err := recs.Doc()
-		if err != nil {
-			return nil, err
-		}
-		if v, ok := bsonkit.LookupDoc(d, []string{"control", "version"}); !ok || v.Type != bson.TypeInt32 || v.Int32() != 1 {
-			continue
-		}
-		d = bson.Raw(append([]byte(nil), d...)) // the iterator reuses its buffer
-		b, err := ts.opts.Decode(d)
-		if err != nil || b.Count >= timeseries.MaxCount {
-			continue
-		}
-		key := ""
-		if b.Meta.Type != 0 {
-			key = string([]byte{byte(b.Meta.Type)}) + string(b.Meta.Value)
-		}
-		if cur := open[key]; cur != nil && cur.b.MinTime >= b.MinTime {
-			continue
-		}
-		open[key] = &openBucket{rid: recs.RecordID(), doc: d, b: b}
-	}
-	return open, recs.Err()
 }

@@ -35,7 +35,7 @@ func (r *Request) updateTimeseries(ctx context.Context, w *storage.Writer, ts *t
 		return err
 	}
 	bst := st
-	bst.q, bst.u, bst.hint = q, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: u}, bson.RawValue{}
+	bst.q, bst.u, bst.hint = q, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: u}, ts.bucketHint(st.hint)
 	up, err := compileUpdate(bst.u, bst.arrayFilters, let, r.start, r.Env.clock.current())
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (r *Request) deleteTimeseries(ctx context.Context, w *storage.Writer, ts *t
 	if err != nil {
 		return 0, err
 	}
-	bst := deleteStmt{filter: ts.opts.BucketFilter(orEmpty(st.filter))}
+	bst := deleteStmt{filter: ts.opts.BucketFilter(orEmpty(st.filter)), hint: ts.bucketHint(st.hint)}
 	bq, err := bst.query(r, w.Collection(ts.bucketsNS), r.matchEnv(nil))
 	if err != nil || bq.coll == nil {
 		return 0, err

@@ -13,8 +13,9 @@ import (
 )
 
 // viewPipeline runs stages over the view ns (the host prepends the view's
-// own pipeline) with the command's evaluated let.
-func (r *Request) viewPipeline(ctx context.Context, ns string, stages []bson.Raw, let bson.Raw, ca collationArg) (agg.Source, error) {
+// own pipeline) with the command's evaluated let; hint, when set, goes to
+// the query on the collection under the view.
+func (r *Request) viewPipeline(ctx context.Context, ns string, stages []bson.Raw, let bson.Raw, ca collationArg, hint bson.RawValue) (agg.Source, error) {
 	db, coll := splitNS(ns)
 	vc, err := r.viewCollation(ns, ca)
 	if err != nil {
@@ -28,7 +29,9 @@ func (r *Request) viewPipeline(ctx context.Context, ns string, stages []bson.Raw
 	if err != nil {
 		return nil, err
 	}
-	return (&aggHost{r: r}).runQuery(ctx, pl, ns, pl.Query())
+	q := pl.Query()
+	q.Hint = hint
+	return (&aggHost{r: r}).runQuery(ctx, pl, ns, q)
 }
 
 // splitNS splits "db.coll".
@@ -64,7 +67,7 @@ func stage(name string, v bson.RawValue) bson.Raw {
 // the view's pipeline, then $match, $sort, $skip, $limit and $project.
 // https://www.mongodb.com/docs/v7.0/core/views/#behavior
 func (r *Request) findOnView(ctx context.Context, p *findParams) (bson.D, error) {
-	src, err := r.viewPipeline(ctx, p.ns, p.viewStages(), p.let, p.collation)
+	src, err := r.viewPipeline(ctx, p.ns, p.viewStages(), p.let, p.collation, p.hint)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +111,7 @@ func explainOnView(r *Request) (*aggregateParams, bool, error) {
 	var (
 		ns     string
 		stages []bson.Raw
+		hint   bson.RawValue
 	)
 	switch r.Name {
 	case "find":
@@ -115,13 +119,13 @@ func explainOnView(r *Request) (*aggregateParams, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		ns, stages = p.ns, p.viewStages()
+		ns, stages, hint = p.ns, p.viewStages(), p.hint
 	case "count":
 		p, err := parseCount(r)
 		if err != nil {
 			return nil, false, err
 		}
-		ns = p.ns
+		ns, hint = p.ns, p.hint
 		if len(p.filter) > 5 {
 			stages = append(stages, stage("$match", expr.Doc(p.filter)))
 		}
@@ -131,7 +135,7 @@ func explainOnView(r *Request) (*aggregateParams, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		ns = p.ns
+		ns, hint = p.ns, p.hint
 		if len(p.filter) > 5 {
 			stages = append(stages, stage("$match", expr.Doc(p.filter)))
 		}
@@ -142,7 +146,7 @@ func explainOnView(r *Request) (*aggregateParams, bool, error) {
 		return nil, false, nil
 	}
 	db, coll := splitNS(ns)
-	return &aggregateParams{db: db, coll: coll, stages: stages, haveCur: true, batchSize: defaultBatchSize}, true, nil
+	return &aggregateParams{db: db, coll: coll, stages: stages, haveCur: true, batchSize: defaultBatchSize, hint: hint}, true, nil
 }
 
 // countOnView counts the documents of a view matching p.
@@ -157,7 +161,7 @@ func (r *Request) countOnView(ctx context.Context, p *countParams) (bson.D, erro
 	if p.limit > 0 {
 		stages = append(stages, stage("$limit", expr.Int64(p.limit)))
 	}
-	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation)
+	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation, p.hint)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +187,7 @@ func (r *Request) distinctOnView(ctx context.Context, p *distinctParams) (bson.D
 	if len(p.filter) > 5 {
 		stages = append(stages, stage("$match", expr.Doc(p.filter)))
 	}
-	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation)
+	src, err := r.viewPipeline(ctx, p.ns, stages, nil, p.collation, p.hint)
 	if err != nil {
 		return nil, err
 	}

@@ -183,8 +183,14 @@ func ParseSpec(raw bson.Raw) (Spec, error) {
 				return Spec{}, inSpec(mongoerr.Newf(mongoerr.TypeMismatch, "The field 'name' must be a bool, but got %s", typeName(v.Type)))
 			}
 			s.Hidden = v.Boolean()
-		case "ns", "originalSpec", "_id":
-			// Dropped as mongod drops them (ns since 4.4; the others are
+		case "originalSpec":
+			// The user's definition of a time series index, kept on the
+			// buckets' index (listIndexes of the time series shows it).
+			if v.Type == bson.TypeEmbeddedDocument {
+				options = append(options, e)
+			}
+		case "ns", "_id":
+			// Dropped as mongod drops them (ns since 4.4; _id is
 			// internal).
 		case "v":
 			n, ok := number(v)

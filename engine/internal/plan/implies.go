@@ -24,6 +24,22 @@ func implies(q []*expr, f *expr) bool {
 				return true
 			}
 		}
+		// Or an $or of q whose every branch implies f as a whole.
+		for _, c := range q {
+			if c.group != 0 || c.kind != kOr || len(c.children) == 0 {
+				continue
+			}
+			all := true
+			for _, b := range c.children {
+				if !implies(b.conjuncts(), f) {
+					all = false
+					break
+				}
+			}
+			if all {
+				return true
+			}
+		}
 		return false
 	}
 	for _, c := range q {

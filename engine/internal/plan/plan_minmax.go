@@ -5,6 +5,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/formworkdb/formwork/engine/internal/bsonkit"
+	"github.com/formworkdb/formwork/engine/internal/collation"
 	"github.com/formworkdb/formwork/engine/internal/keystring"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
@@ -50,15 +52,24 @@ func (b *builder) minMaxPlan(ix *indexInfo) (*candidate, error) {
 }
 
 // compatibleMinMax reports whether bound names exactly ix's fields, in
-// order (mongod's indexCompatibleMaxMin).
+// order, and, when the index's collation differs from the query's, holds
+// no value whose order depends on the collation (mongod's
+// indexCompatibleMaxMin).
 func (ix *indexInfo) compatibleMinMax(bound bson.Raw) bool {
 	elems, err := bound.Elements()
 	if err != nil || len(elems) != len(ix.paths) {
 		return false
 	}
+	same := collation.Equal(ix.coll, ix.qcoll)
 	for i, e := range elems {
 		if e.Key() != ix.paths[i] {
 			return false
+		}
+		switch e.Value().Type {
+		case bson.TypeString, bson.TypeSymbol, bson.TypeEmbeddedDocument, bson.TypeArray:
+			if !same {
+				return false
+			}
 		}
 	}
 	return true
@@ -83,7 +94,12 @@ func (ix *indexInfo) minMaxKey(bound bson.Raw, isMin bool) []byte {
 	}
 	elems, _ := bound.Elements()
 	for i, e := range elems {
-		key = keystring.AppendValue(key, e.Value(), ix.desc[i])
+		v := e.Value()
+		if ix.coll != nil {
+			// A collated index holds strings as their sort keys.
+			v = bsonkit.CollationKeyed(v, ix.coll)
+		}
+		key = keystring.AppendValue(key, v, ix.desc[i])
 	}
 	return key
 }

@@ -297,7 +297,7 @@ func heldAll(set map[string][]string, proj *wildProj) bool {
 // wildEntryFor builds the expanded entry w of ix, the wildcard field at
 // position wild, with multikey components mk on the value column.
 func (ix *indexInfo) wildEntryFor(wild int, w *wildEntry, mk []int) *indexInfo {
-	e := &indexInfo{st: ix.st, spec: ix.spec, partial: ix.partial, wild: w}
+	e := &indexInfo{st: ix.st, spec: ix.spec, partial: ix.partial, wild: w, coll: ix.coll, qcoll: ix.qcoll}
 	idx, kp := bsoncore.AppendDocumentStart(nil)
 	elems, _ := ix.spec.Key.Elements()
 	for i, f := range ix.spec.Fields {

@@ -15,7 +15,8 @@ import (
 // createBucketsIndexSpecFromTimeseriesIndexSpec does: a meta path keeps
 // its value under "meta"; the time field (and any measurement field) in
 // ascending order becomes control.min.<f>: 1, control.max.<f>: 1 and in
-// descending order control.max.<f>: -1, control.min.<f>: -1. Errors are
+// descending order control.max.<f>: -1, control.min.<f>: -1; a 2dsphere
+// measurement field becomes data.<f>: "2dsphere_bucket". Errors are
 // CannotCreateIndex with mongod's reason.
 func (o *Options) BucketIndexKey(key bson.Raw) (bson.Raw, error) {
 	idx, out := bsoncore.AppendDocumentStart(nil)
@@ -23,6 +24,12 @@ func (o *Options) BucketIndexKey(key bson.Raw) (bson.Raw, error) {
 	bsonkit.ForEach(key, func(k string, v bson.RawValue) bool {
 		if o.isMetaPath(k) {
 			out = appendValue(out, o.metaRename(k), v)
+			return true
+		}
+		if s, ok := v.StringValueOK(); ok && s == "2dsphere" && !strings.HasPrefix(k, "$") {
+			// mongod 6.0+: a 2dsphere index on a measurement indexes the
+			// bucket's data column with the 2dsphere_bucket plugin.
+			out = bsoncore.AppendStringElement(out, "data."+k, "2dsphere_bucket")
 			return true
 		}
 		dir, ok := bsonkit.Float64(v)
@@ -72,6 +79,8 @@ func (o *Options) UserIndexKey(key bson.Raw) (bson.Raw, bool) {
 		switch {
 		case o.MetaField != "" && (k == "meta" || strings.HasPrefix(k, "meta.")):
 			out = appendValue(out, o.MetaField+k[len("meta"):], v)
+		case strings.HasPrefix(k, "data.") && v.Type == bson.TypeString && v.StringValue() == "2dsphere_bucket":
+			out = bsoncore.AppendStringElement(out, k[len("data."):], "2dsphere")
 		case strings.HasPrefix(k, "control.min.") || strings.HasPrefix(k, "control.max."):
 			f := k[len("control.min."):]
 			other := "control.max." + f

@@ -283,14 +283,3 @@ func (o *Options) idBound(cmp string, sec int64, conj *[][]byte) {
 	inner, _ = bsoncore.AppendDocumentEnd(inner, idx)
 	*conj = append(*conj, elem("_id", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: inner}))
 }
-
-// MetaOnlyFilter renames a filter that tests only the metaField to test
-// the bucket's meta (a partial index on a time series); ok is false when
-// it tests anything else.
-func (o *Options) MetaOnlyFilter(filter bson.Raw) (bson.Raw, bool) {
-	if o.MetaField == "" {
-		return nil, false
-	}
-	out, ok := o.metaOnly(filter, 0)
-	return out, ok
-}
