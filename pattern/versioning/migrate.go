@@ -163,7 +163,10 @@ func (s *Store[T]) Migrate(ctx context.Context, o MigrateOptions) (Progress, err
 			}
 			done := time.Now().UTC().Truncate(time.Millisecond)
 			j.FinishedAt = &done
+			// Exact at the end, whatever a killed run's writes still in
+			// flight on the server did to the running count.
 			j.Failed = left
+			j.Done = max(0, j.Total-left)
 			p.Finished = true
 			return p, s.saveJob(ctx, &j, &p, true)
 		}

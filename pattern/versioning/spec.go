@@ -166,4 +166,3 @@ func (sp Spec) Config(base Config) (Config, error) {
 	}
 	return base, nil
 }
-
