@@ -43,8 +43,8 @@ const maxSpan = 365 * 24 * time.Hour
 // spans are each granularity's bucketMaxSpanSeconds and
 // bucketRoundingSeconds.
 var spans = []struct {
-	name            string
-	span, rounding  time.Duration
+	name           string
+	span, rounding time.Duration
 }{
 	{Seconds, time.Hour, time.Minute},
 	{Minutes, 24 * time.Hour, time.Hour},
