@@ -21,4 +21,5 @@ var scenarios = []scenario{
 	bucketScenario,
 	outlierScenario,
 	attributeScenario,
+	polymorphicScenario,
 }
