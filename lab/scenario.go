@@ -22,4 +22,5 @@ var scenarios = []scenario{
 	outlierScenario,
 	attributeScenario,
 	polymorphicScenario,
+	versioningScenario,
 }
