@@ -73,7 +73,7 @@ func TestRunEveryScenario(t *testing.T) {
 	if !slices.Equal(got, Patterns()) {
 		t.Errorf("patterns %v, want %v", got, Patterns())
 	}
-	if want := []string{"extref", "subset", "computed", "approx", "bucket", "outlier", "attribute", "polymorphic", "versioning"}; !slices.Equal(Patterns(), want) {
+	if want := []string{"extref", "subset", "computed", "approx", "bucket", "outlier", "attribute", "polymorphic", "versioning", "timeseries"}; !slices.Equal(Patterns(), want) {
 		t.Errorf("Patterns() = %v, want every pattern package: %v", Patterns(), want)
 	}
 	if rep.Version != SchemaVersion || rep.Scale != smallScale || rep.Seed != 7 {

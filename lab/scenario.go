@@ -23,4 +23,5 @@ var scenarios = []scenario{
 	attributeScenario,
 	polymorphicScenario,
 	versioningScenario,
+	timeseriesScenario,
 }
