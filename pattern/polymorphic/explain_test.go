@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/formworkdb/formwork/internal/explaintest"
 )
@@ -76,5 +77,30 @@ func TestPartialIndexPlan(t *testing.T) {
 	}
 	if d := forgot.DocsExamined(); d != 400 {
 		t.Errorf("without the discriminator examined %d", d)
+	}
+}
+
+// TestHintPartialIndexRefused checks the catalogue's last assertion: a
+// hint of the partial index for a query that does not imply its filter
+// is refused by the planner rather than answered wrongly.
+func TestHintPartialIndexRefused(t *testing.T) {
+	ctx := context.Background()
+	m := newMethods(t, Config{})
+	if err := m.c.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	loadMethods(t, m, 20)
+	cond := bson.D{{Key: "card.expiresAt", Value: bson.D{{Key: "$lt", Value: t0.AddDate(0, 6, 0)}}}}
+	cur, err := m.coll.Find(ctx, cond, options.Find().SetHint("card_card.expiresAt_1"))
+	if err == nil {
+		var out []bson.Raw
+		err = cur.All(ctx, &out)
+	}
+	if err == nil {
+		t.Error("a hinted partial index answered a query that does not imply its filter")
+	}
+	f, _ := m.cards.Filter(cond)
+	if _, err := m.coll.Find(ctx, f, options.Find().SetHint("card_card.expiresAt_1")); err != nil {
+		t.Errorf("hint with the discriminator: %v", err)
 	}
 }

@@ -219,3 +219,24 @@ func TestDeclarationErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicatesAccepted checks the consequence of the missing unique
+// index the docs warn about: the same _id and the same measurement
+// inserted twice are both stored.
+func TestDuplicatesAccepted(t *testing.T) {
+	ctx := context.Background()
+	c, _ := readings(t, Config{})
+	type withID struct {
+		ID   int       `bson:"_id"`
+		TS   time.Time `bson:"ts"`
+		Meta Sensor    `bson:"meta"`
+	}
+	for range 2 {
+		if _, err := c.Collection().InsertOne(ctx, withID{ID: 1, TS: t0, Meta: Sensor{SensorID: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := c.Collection().CountDocuments(ctx, bson.D{{Key: "_id", Value: 1}}); n != 2 {
+		t.Errorf("%d documents with _id 1, want 2", n)
+	}
+}
