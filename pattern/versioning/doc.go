@@ -95,6 +95,13 @@
 // (by Config.TimeField, else by the ObjectID _id's time) for each live
 // version. Finished says whether only the newest is left.
 //
+// # Verify
+//
+// Verify reads every document and names those the store cannot read (an
+// undeclared version, a failing Up, a result T cannot decode), and counts
+// the outdated ones in its Details. Check with repair runs Migrate first
+// and reports the documents it upgraded as Repaired.
+//
 // # Mistakes
 //
 //   - Treating a missing version field as an error: every document

@@ -169,3 +169,35 @@ var errPoison = errorString("poisoned")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestMigrateThrottle checks that Throttle pauses between batches and
+// that a cancel during the pause stops the run, which a rerun resumes.
+func TestMigrateThrottle(t *testing.T) {
+	ctx := context.Background()
+	s, coll := contacts(t, Config{Batch: 10, Throttle: 20 * time.Millisecond})
+	seed(t, coll, 50)
+	start := time.Now()
+	p, err := s.Migrate(ctx, MigrateOptions{})
+	if err != nil || !p.Finished || p.Batches != 5 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("5 throttled batches took %v", d)
+	}
+	s2, coll2 := contacts(t, Config{Batch: 10, Throttle: time.Hour})
+	seed(t, coll2, 50)
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	p, err = s2.Migrate(cctx, MigrateOptions{})
+	if err == nil || p.Batches != 1 || p.Done != 10 {
+		t.Fatalf("cancelled in the pause: %+v %v", p, err)
+	}
+	s3, err := New[Contact](coll2, Config{Versions: s2.cfg.Versions, Batch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = s3.Migrate(ctx, MigrateOptions{})
+	if err != nil || !p.Resumed || !p.Finished || p.Done != 50 || p.Batches != 5 {
+		t.Errorf("resumed: %+v %v", p, err)
+	}
+}
