@@ -142,7 +142,7 @@ func TestFiguresAgreeWithPackages(t *testing.T) {
 }
 
 func TestRunUnknownPattern(t *testing.T) {
-	_, err := Run(context.Background(), Options{Patterns: []string{"polymorphic"}})
+	_, err := Run(context.Background(), Options{Patterns: []string{"nosuchpattern"}})
 	if !errors.Is(err, ErrUnknownPattern) {
 		t.Fatalf("err = %v, want ErrUnknownPattern", err)
 	}
