@@ -130,15 +130,21 @@ func (s *Store[T]) Migrate(ctx context.Context, o MigrateOptions) (Progress, err
 	if err := s.saveJob(ctx, &j, &p, false); err != nil {
 		return p, err
 	}
+	// With a pipeline for every step the batch needs only _ids and
+	// versions: the upgrade runs on the server.
+	_, serverSide := s.pipeline(s.first())
 	for {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		filter := s.Outdated()
-		if j.LastID.Type != 0 {
-			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: j.LastID}}})
+		filter := s.batchFilter(j.LastID)
+		// The hint keeps the scan on the _id index from the last _id on,
+		// rather than a collection scan and a sort per batch.
+		fo := options.Find().SetSort(byID).SetLimit(int64(s.cfg.Batch)).SetHint(byID)
+		if serverSide {
+			fo.SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: s.cfg.Field, Value: 1}})
 		}
-		cur, err := s.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(s.cfg.Batch)))
+		cur, err := s.coll.Find(ctx, filter, fo)
 		if err != nil {
 			return p, err
 		}
@@ -202,6 +208,19 @@ func (s *Store[T]) Migrate(ctx context.Context, o MigrateOptions) (Progress, err
 			}
 		}
 	}
+}
+
+// byID is the sort and hint of Migrate's batch query.
+var byID = bson.D{{Key: "_id", Value: 1}}
+
+// batchFilter is the filter of Migrate's batch query: the outdated
+// documents after the last _id done.
+func (s *Store[T]) batchFilter(last bson.RawValue) bson.D {
+	filter := s.Outdated()
+	if last.Type != 0 {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}})
+	}
+	return filter
 }
 
 // saveJob records j and copies it into p.
