@@ -4,9 +4,10 @@
 // polymorphic and versioning packages build their validators with it.
 //
 // Types map to bsonType as the driver marshals them: string "string";
-// bool "bool"; int, int8, int16, uint8, uint16 and int32 ["int", "long"]
-// where the driver may pick either ("int" for int32, int8, int16);
-// int64, uint32, uint64 and uint ["int", "long"]; float32 and float64
+// bool "bool"; int8, int16, int32, uint8 and uint16 "int"; int, int64,
+// uint, uint32 and uint64 ["int", "long"] (the driver writes a Go int as
+// int32 when it fits, and MinSize does the same for the others); float32
+// and float64
 // "double"; time.Time and bson.DateTime "date"; bson.ObjectID "objectId";
 // bson.Decimal128 "decimal"; bson.Binary and []byte "binData"; slices and
 // arrays "array" with items; structs "object" with properties; maps,
