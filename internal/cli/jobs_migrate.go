@@ -151,7 +151,11 @@ func runMigrate(env Env, o *migrateOptions) error {
 		prog.Wait()
 	}
 	if err != nil {
-		return migrateInterrupted(ctx, fmt.Errorf("migrate stopped at %s (rerun to resume): %w", p, err))
+		err = migrateInterrupted(ctx, fmt.Errorf("migrate stopped at %s (rerun to resume): %w", p, err))
+		if errors.Is(err, errInterrupted) {
+			fmt.Fprintf(env.Stderr, "formwork: migrate interrupted at %s; progress is recorded, rerun to resume\n", p)
+		}
+		return err
 	}
 	if o.DryRun {
 		fmt.Fprintf(env.Stdout, "dry run: %d documents to upgrade to version %d; nothing written\n", p.Total-p.Done, p.Version)

@@ -116,3 +116,63 @@ func TestJobsMigrateUsage(t *testing.T) {
 		}
 	}
 }
+
+// cancelOnWrite cancels a context at the first progress line written.
+type cancelOnWrite struct {
+	syncBuffer
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnWrite) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), "migrate: ") {
+		c.cancel()
+	}
+	return c.syncBuffer.Write(p)
+}
+
+// TestJobsMigrateResumes interrupts a run after its first batch (as a
+// signal would), checks the exit status and that the rerun resumes the
+// recorded job and finishes it.
+func TestJobsMigrateResumes(t *testing.T) {
+	uri, eng := migrateServer(t)
+	client, err := testenv.Connect(eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	defer client.Disconnect(ctx)
+	coll := client.Database("crm").Collection("contacts")
+	var docs []any
+	for i := range 500 {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "work", Value: "w"}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(spec, []byte(`{"steps": [{"rename": {"work": "contactInfo.work"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"jobs", "migrate", "--uri", uri, "--db", "crm", "--coll", "contacts", "--spec", spec, "--batch", "50"}
+	sigCtx, cancel := context.WithCancel(ctx)
+	errw := &cancelOnWrite{cancel: cancel}
+	out := &syncBuffer{}
+	env := Env{Stdout: out, Stderr: errw, Signals: func() (context.Context, func()) { return sigCtx, func() {} }}
+	if code := Main(args, env); code != ExitInterrupted {
+		t.Fatalf("interrupted run: exit %d; %s %s", code, out, errw.String())
+	}
+	left, _ := coll.CountDocuments(ctx, bson.D{{Key: "schemaVersion", Value: bson.D{{Key: "$ne", Value: 2}}}})
+	if !strings.Contains(errw.String(), "progress is recorded, rerun to resume") {
+		t.Errorf("no resume hint: %s", errw.String())
+	}
+	if left == 0 || left == 500 {
+		t.Fatalf("%d left after the interrupted run", left)
+	}
+	env2, out2, errb2, _ := testEnv()
+	if code := Main(args, env2); code != ExitOK {
+		t.Fatalf("rerun: exit %d: %s", code, errb2)
+	}
+	if !strings.Contains(out2.String(), "migrated (resumed): 500 of 500 at version 2, finished") {
+		t.Errorf("rerun output:\n%s", out2)
+	}
+}
