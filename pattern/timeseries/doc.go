@@ -37,7 +37,8 @@
 // span; it closes at 1000 measurements or 125 KiB. Granularity seconds
 // spans 1 hour (rounded to a minute), minutes 1 day (to the hour), hours
 // 30 days (to the day). FitRate (a declared interval and size) and
-// FitSample (a sample of measurements) compute, for each option, how many
+// FitSample (a sample of measurements) and FitCollection (the newest
+// measurements of an existing collection) compute, for each option, how many
 // measurements a bucket of one series holds, explain it line by line, and
 // recommend the finest granularity whose buckets fill, or a custom span
 // when none does. A granularity too fine for the rate makes many small

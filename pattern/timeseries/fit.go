@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // Bucket limits the fit check works with (MongoDB 7.0): a bucket closes
@@ -174,4 +177,26 @@ func FitSample[M any](ms []M) (Fit, error) {
 	}
 	slices.Sort(gaps)
 	return FitRate(time.Duration(gaps[len(gaps)/2])*time.Millisecond, total/len(ms))
+}
+
+// FitCollection runs the fit check on the newest n measurements of coll
+// (sorted on the time field, decoded into M): a collection of one
+// document per measurement about to become a time series collection, or
+// a time series collection whose granularity is in doubt. n is capped at
+// 100000.
+func FitCollection[M any](ctx context.Context, coll *mongo.Collection, n int) (Fit, error) {
+	tf, _, err := fieldsOf(typeFor[M]())
+	if err != nil {
+		return Fit{}, fmt.Errorf("timeseries: fit: %w: %w", err, ErrInvalidConfig)
+	}
+	n = max(2, min(n, maxSample))
+	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: tf, Value: -1}}).SetLimit(int64(n)))
+	if err != nil {
+		return Fit{}, err
+	}
+	var ms []M
+	if err := cur.All(ctx, &ms); err != nil {
+		return Fit{}, err
+	}
+	return FitSample(ms)
 }

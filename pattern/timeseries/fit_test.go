@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,38 @@ func TestFitSample(t *testing.T) {
 	}
 	if _, err := FitSample(series(3, 1, time.Second)); err == nil {
 		t.Error("one measurement per series accepted")
+	}
+}
+
+// TestFitCollection checks the fit of an existing per-event collection:
+// one reading a minute per sensor suits minutes, and the Config it gives
+// creates the time series collection.
+func TestFitCollection(t *testing.T) {
+	ctx := context.Background()
+	db := testenvDB(t)
+	events := db.Collection("events")
+	var docs []any
+	for _, r := range series(5, 100, time.Minute) {
+		docs = append(docs, r)
+	}
+	if _, err := events.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	f, err := FitCollection[Reading](ctx, events, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Interval != time.Minute || f.Best.Name != Minutes {
+		t.Fatalf("fit %+v\n%s", f, f)
+	}
+	c, err := New[Reading](db, "readings", f.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g := info(t, db, "readings").Lookup("options", "timeseries", "granularity").StringValue(); g != Minutes {
+		t.Errorf("granularity %q", g)
 	}
 }
