@@ -73,7 +73,7 @@ func TestRunEveryScenario(t *testing.T) {
 	if !slices.Equal(got, Patterns()) {
 		t.Errorf("patterns %v, want %v", got, Patterns())
 	}
-	if want := []string{"extref", "subset", "computed", "approx", "bucket", "outlier", "attribute", "archive", "tree"}; !slices.Equal(Patterns(), want) {
+	if want := []string{"extref", "subset", "computed", "approx", "bucket", "outlier", "attribute", "polymorphic", "versioning", "timeseries", "archive", "tree"}; !slices.Equal(Patterns(), want) {
 		t.Errorf("Patterns() = %v, want every pattern package: %v", Patterns(), want)
 	}
 	if rep.Version != SchemaVersion || rep.Scale != smallScale || rep.Seed != 7 {
@@ -142,7 +142,7 @@ func TestFiguresAgreeWithPackages(t *testing.T) {
 }
 
 func TestRunUnknownPattern(t *testing.T) {
-	_, err := Run(context.Background(), Options{Patterns: []string{"polymorphic"}})
+	_, err := Run(context.Background(), Options{Patterns: []string{"nosuchpattern"}})
 	if !errors.Is(err, ErrUnknownPattern) {
 		t.Fatalf("err = %v, want ErrUnknownPattern", err)
 	}

@@ -21,5 +21,9 @@ var scenarios = []scenario{
 	bucketScenario,
 	outlierScenario,
 	attributeScenario,
-	archiveScenario, treeScenario,
+	polymorphicScenario,
+	versioningScenario,
+	timeseriesScenario,
+	archiveScenario,
+	treeScenario,
 }

@@ -37,7 +37,7 @@ func TestLabFlags(t *testing.T) {
 
 func TestLabUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"lab", "polymorphic"},
+		{"lab", "nosuchpattern"},
 		{"lab", "--scale", "0"},
 		{"lab", "--scale", "big"},
 		{"lab", "--colour"},
