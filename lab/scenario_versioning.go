@@ -14,7 +14,7 @@ import (
 // runs. Naive: one updateMany per old version, the whole collection in
 // one write each, with no record of where a killed run stopped. Pattern:
 // versioning.Migrate, guarded pipeline updates in batches in _id order,
-// progress recorded in formwork.jobs after each; the price is many more
+// progress recorded in formwork_jobs after each; the price is many more
 // round trips for the same documents written.
 var versioningScenario = scenario{
 	pattern: "versioning",

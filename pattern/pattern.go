@@ -136,3 +136,8 @@ func (p Policy) String() string {
 	}
 	return fmt.Sprintf("Policy(%d)", int(p))
 }
+
+// JobsCollection is the collection, in the database a job works on, where
+// the resumable jobs (archive, migrate, recompute) record their progress:
+// one document per job, its _id naming the job and the collection.
+const JobsCollection = "formwork_jobs"

@@ -43,7 +43,7 @@ func newMigrateCmd(env Env) *cobra.Command {
 		Long: `Upgrade every document of a collection whose documents carry a schema
 version field to the newest version, in batches, with guarded pipeline
 updates ({_id, schemaVersion: <old>}), recording progress in the
-database's formwork.jobs collection so that a killed run resumes.
+database's formwork_jobs collection so that a killed run resumes.
 
 The upgrades come from a spec file (relaxed extended JSON), since a
 command line job cannot run Go upgrade functions: each step renames
@@ -171,7 +171,7 @@ func runMigrate(env Env, o *migrateOptions) error {
 	}
 	fmt.Fprintf(env.Stdout, "migrated%s: %s in %d batches\n%s.%s after:\n%s\n", resumed, p, p.Batches, o.DB, o.Coll, migrateIndent(after.String()))
 	if p.Failed > 0 {
-		return fmt.Errorf("%d documents could not be upgraded; see formwork.jobs %q", p.Failed, s.JobID())
+		return fmt.Errorf("%d documents could not be upgraded; see formwork_jobs %q", p.Failed, s.JobID())
 	}
 	return nil
 }

@@ -9,11 +9,13 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
 // JobsCollection is the collection of the live database where runs
 // record their progress, one document per archived collection.
-const JobsCollection = "formwork_jobs"
+const JobsCollection = pattern.JobsCollection
 
 // Archiver moves documents of type T older than a cutoff from a live
 // collection to an archive collection, in the same or another database.

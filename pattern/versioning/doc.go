@@ -52,7 +52,7 @@
 // {_id: {$in: batch}, schemaVersion: <version>} (or a guarded replace per
 // document without pipelines), Config.Throttle between batches. After
 // each batch it records its progress, "N of M at version k", in the
-// database (Config.Jobs, "formwork.jobs" by default, one document per
+// database (Config.Jobs, "formwork_jobs" by default, one document per
 // collection: total, done, last _id, batches, failures). It is safe to kill
 // at any point and to rerun: a rerun resumes after the last recorded _id;
 // a batch upgraded but not recorded is found already upgraded (the guard

@@ -100,7 +100,7 @@ func ExampleStore_Update() {
 }
 
 // Migrate upgrades every outdated document in batches, recording its
-// progress in formwork.jobs; Report lists the versions still live.
+// progress in formwork_jobs; Report lists the versions still live.
 func ExampleStore_Migrate() {
 	ctx := context.Background()
 	db, done := crm(ctx)

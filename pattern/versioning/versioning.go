@@ -30,7 +30,7 @@ var (
 
 // DefaultJobs is the collection, in the versioned collection's database,
 // where Migrate records its progress.
-const DefaultJobs = "formwork.jobs"
+const DefaultJobs = pattern.JobsCollection
 
 // Version is one schema version of the collection's documents.
 type Version struct {
