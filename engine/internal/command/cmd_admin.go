@@ -198,10 +198,7 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 func runConnectionStatus(ctx context.Context, r *Request) (bson.D, error) {
-	return bson.D{{Key: "authInfo", Value: bson.D{
-		{Key: "authenticatedUsers", Value: bson.A{}},
-		{Key: "authenticatedUserRoles", Value: bson.A{}},
-	}}}, nil
+	return connectionStatus(r) // auth_status.go
 }
 
 func runWhatsMyURI(ctx context.Context, r *Request) (bson.D, error) {

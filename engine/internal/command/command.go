@@ -123,6 +123,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if s.adminOnly && r.DB != "admin" {
 		return nil, mongoerr.Newf(mongoerr.Unauthorized, "%s may only be run against the admin database.", name)
 	}
+	if err := e.authorize(r); err != nil {
+		return nil, err
+	}
 	if r.Generic.APIStrict && !s.apiV1 {
 		return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://www.mongodb.com/docs/manual/reference/stable-api", name)
 	}
@@ -156,6 +159,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		}
 	}
 	reply, err := e.runFailCommand(ctx, r, run)
+	if err == nil {
+		e.claimCursor(r, reply)
+	}
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}

@@ -1,0 +1,254 @@
+package command
+
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/auth"
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+)
+
+// maxAuthzMessage bounds the command text quoted in an Unauthorized
+// message; mongod quotes it whole.
+const maxAuthzMessage = 16 << 10
+
+// authorize checks that r's connection may run r when access control is
+// on (Config.Auth). It returns Unauthorized with mongod's messages:
+// "command <name> requires authentication" before authentication, "not
+// authorized on <db> to execute command { ... }" after it.
+// https://www.mongodb.com/docs/manual/core/authorization/
+func (e *Env) authorize(r *Request) error {
+	if !e.Config.Auth {
+		return nil
+	}
+	rule, listed := authRules[r.Name]
+	if listed && rule.public {
+		return nil
+	}
+	_, privs, ok, err := e.privileges(r.Conn)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if e.localhostException(r) {
+			return nil
+		}
+		return mongoerr.Newf(mongoerr.Unauthorized, "command %s requires authentication", r.Name)
+	}
+	var alts [][]auth.Need
+	switch {
+	case !listed:
+		alts = one(unlistedNeed)
+	case rule.needs != nil:
+		alts = rule.needs(r)
+	}
+	if len(alts) > 0 && !anyAllowed(privs, alts) && !e.selfService(r) {
+		return e.notAuthorized(r)
+	}
+	switch r.Name {
+	case "getMore":
+		return e.authorizeGetMore(r)
+	case "killCursors":
+		if err := e.authorizeKillCursors(r, privs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func anyAllowed(privs auth.Set, alts [][]auth.Need) bool {
+	for _, alt := range alts {
+		if privs.AllowsAll(alt) {
+			return true
+		}
+	}
+	return false
+}
+
+// notAuthorized is mongod's error for an authenticated user lacking a
+// privilege, quoting the command with passwords elided.
+func (e *Env) notAuthorized(r *Request) error {
+	body := r.Body
+	if _, err := body.LookupErr("pwd"); err == nil {
+		body = redactPwd(body)
+	}
+	text := formatDoc(body)
+	if len(text) > maxAuthzMessage {
+		text = text[:maxAuthzMessage] + "..."
+	}
+	return mongoerr.Newf(mongoerr.Unauthorized, "not authorized on %s to execute command %s", r.DB, text)
+}
+
+// redactPwd replaces a pwd field with "xxx", as mongod's snipForLogging.
+func redactPwd(body bson.Raw) bson.Raw {
+	elems, err := body.Elements()
+	if err != nil {
+		return body
+	}
+	d := make(bson.D, 0, len(elems))
+	for _, el := range elems {
+		if el.Key() == "pwd" {
+			d = append(d, bson.E{Key: "pwd", Value: "xxx"})
+			continue
+		}
+		d = append(d, bson.E{Key: el.Key(), Value: el.Value()})
+	}
+	out, err := bson.Marshal(d)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// localhostException reports whether r may run unauthenticated under the
+// localhost exception: no user or role exists yet, the client is local,
+// and r creates the first user or role.
+// https://www.mongodb.com/docs/manual/core/localhost-exception/
+func (e *Env) localhostException(r *Request) bool {
+	if r.Name != "createUser" && r.Name != "createRole" {
+		return false
+	}
+	if !isLoopback(r.Conn.Remote) {
+		return false
+	}
+	d, err := e.users.current()
+	return err == nil && d.empty()
+}
+
+// selfService reports whether r is one a user may always run about
+// itself: usersInfo of its own user, rolesInfo of roles it holds,
+// updateUser changing only its own password or customData when it holds
+// changeOwnPassword/changeOwnCustomData.
+func (e *Env) selfService(r *Request) bool {
+	u := r.Conn.authUser()
+	if u == nil {
+		return false
+	}
+	switch r.Name {
+	case "usersInfo":
+		names, _, err := parseUsersArg(r.Body.Index(0).Value(), r.DB)
+		if err != nil || len(names) != 1 {
+			return false
+		}
+		return names[0] == *u
+	case "rolesInfo":
+		roles, _, err := parseRolesArg(r.Body.Index(0).Value(), r.DB)
+		if err != nil || len(roles) == 0 {
+			return false
+		}
+		d, err := e.users.current()
+		if err != nil {
+			return false
+		}
+		rec := d.user(u.Name, u.DB)
+		if rec == nil {
+			return false
+		}
+		held, _ := d.resolve(rec.Roles)
+		for _, want := range roles {
+			found := false
+			for _, h := range held {
+				if h == want {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// authorizeGetMore lets only the user who opened a cursor continue it.
+func (e *Env) authorizeGetMore(r *Request) error {
+	id, ok := r.Body.Index(0).Value().Int64OK()
+	if !ok {
+		return nil // the handler reports the type error
+	}
+	owner, ok := e.Cursors.ownerOf(id)
+	if ok && owner != "" && owner != r.Conn.authUser().String() {
+		return mongoerr.Newf(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", id)
+	}
+	return nil
+}
+
+// authorizeKillCursors lets a user kill its own cursors, or any cursor of
+// a namespace on which it holds killAnyCursor.
+func (e *Env) authorizeKillCursors(r *Request, privs auth.Set) error {
+	arr, ok := r.Body.Lookup("cursors").ArrayOK()
+	if !ok {
+		return nil
+	}
+	vals, _ := arr.Values()
+	me := r.Conn.authUser().String()
+	res := targetNS(r)
+	for _, v := range vals {
+		id, ok := v.Int64OK()
+		if !ok {
+			continue
+		}
+		owner, ok := e.Cursors.ownerOf(id)
+		if !ok || owner == me {
+			continue
+		}
+		if owner == "" && privs.Allows(need(res, auth.ActKillCursors)) {
+			continue
+		}
+		if privs.Allows(need(auth.ClusterResource, auth.ActKillAnyCursor)) || privs.Allows(need(res, auth.ActKillAnyCursor)) {
+			continue
+		}
+		return e.notAuthorized(r)
+	}
+	return nil
+}
+
+// claimCursor records the authenticated user as the owner of the cursor a
+// command's reply opened, so that only that user may continue or kill it.
+func (e *Env) claimCursor(r *Request, reply bson.D) {
+	if !e.Config.Auth {
+		return
+	}
+	u := r.Conn.authUser()
+	if u == nil {
+		return
+	}
+	for _, el := range reply {
+		if el.Key != "cursor" {
+			continue
+		}
+		cur, ok := el.Value.(bson.D)
+		if !ok {
+			return
+		}
+		for _, f := range cur {
+			if f.Key == "id" {
+				if id, ok := f.Value.(int64); ok && id != 0 {
+					e.Cursors.setOwner(id, u.String())
+				}
+			}
+		}
+	}
+}
+
+// setOwner records the user ("name@db") that opened cursor id.
+func (cs *Cursors) setOwner(id int64, owner string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c := cs.m[id]; c != nil {
+		c.owner = owner
+	}
+}
+
+// ownerOf returns the owner of cursor id ("" when opened without
+// authentication), and false when there is no such cursor.
+func (cs *Cursors) ownerOf(id int64) (string, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.m[id]
+	if c == nil {
+		return "", false
+	}
+	return c.owner, true
+}
