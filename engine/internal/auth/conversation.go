@@ -63,7 +63,6 @@ func NewConversation(mech string, lookup Lookup, skipEmptyExchange bool) (*Conve
 	return &Conversation{mech: mech, sc: srv.NewConversation(), skipEmpty: skipEmptyExchange}, nil
 }
 
-
 // Mechanism returns the conversation's mechanism.
 func (c *Conversation) Mechanism() string { return c.mech }
 
