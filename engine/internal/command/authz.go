@@ -17,6 +17,7 @@ const maxAuthzMessage = 16 << 10
 // authorized on <db> to execute command { ... }" after it.
 // https://www.mongodb.com/docs/manual/core/authorization/
 func (e *Env) authorize(r *Request) error {
+	hidePassword(r)
 	if !e.Config.Auth {
 		return nil
 	}
@@ -97,6 +98,23 @@ func redactPwd(body bson.Raw) bson.Raw {
 		return body
 	}
 	return out
+}
+
+// hidePassword moves createUser's and updateUser's pwd out of the
+// command body into r.password, leaving "xxx" as mongod's logs, profiler
+// and currentOp show it.
+func hidePassword(r *Request) {
+	if r.Name != "createUser" && r.Name != "updateUser" {
+		return
+	}
+	v, err := r.Body.LookupErr("pwd")
+	if err != nil {
+		return
+	}
+	if s, ok := v.StringValueOK(); ok {
+		r.password = &s
+		r.Body = redactPwd(r.Body)
+	}
 }
 
 // localhostException reports whether r may run unauthenticated under the

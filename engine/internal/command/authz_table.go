@@ -272,3 +272,10 @@ func explainNeeds(r *Request) [][]auth.Need {
 	}
 	return rule.needs(&Request{Env: r.Env, Conn: r.Conn, DB: r.DB, Name: name, Body: inner})
 }
+
+// requiresAuth reports whether a command needs an authenticated user
+// under access control, as listCommands reports it.
+func requiresAuth(name string) bool {
+	r, ok := authRules[name]
+	return !ok || !r.public
+}

@@ -223,7 +223,7 @@ func runListCommands(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		cmds = append(cmds, bson.E{Key: n, Value: bson.D{
 			{Key: "help", Value: s.help},
-			{Key: "requiresAuth", Value: false},
+			{Key: "requiresAuth", Value: requiresAuth(n)},
 			{Key: "secondaryOk", Value: true},
 			{Key: "adminOnly", Value: s.adminOnly},
 			{Key: "apiVersions", Value: api},

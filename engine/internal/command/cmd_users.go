@@ -47,6 +47,10 @@ func parseUserArgs(r *Request) (userArgs, error) {
 		var err error
 		switch k {
 		case "pwd":
+			if r.password != nil { // hidePassword kept the real one
+				a.pwd = r.password
+				return nil
+			}
 			var p string
 			p, err = wantString(r.Name, k, v)
 			a.pwd = &p

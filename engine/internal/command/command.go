@@ -30,6 +30,9 @@ type Request struct {
 	op *opState
 	// bypassValidation is the command's bypassDocumentValidation.
 	bypassValidation bool
+	// password is createUser's or updateUser's pwd, taken out of Body so
+	// that the profiler, currentOp and logs see "xxx" (hidePassword).
+	password *string
 }
 
 // handler runs one command and returns the reply fields besides ok.
