@@ -87,11 +87,13 @@ func TestAuthSCRAMOverTLS(t *testing.T) {
 	// Localhost exception: no user yet, a loopback client creates the first.
 	anon := authClient(t, addr, certs, nil)
 	err := anon.Database("test").Collection("c").FindOne(ctx, bson.D{}).Err()
-	wantMessage(t, err, 13, "command find requires authentication")
+	wantMessage(t, err, 13, `not authorized on test to execute command { find: "c"`)
 	createUser(t, anon, "admin", "admin", "s3cret", "root")
 	// The exception ends with the first user.
+	err = anon.Database("test").Collection("c").FindOne(ctx, bson.D{}).Err()
+	wantMessage(t, err, 13, "Command find requires authentication")
 	err = anon.Database("admin").RunCommand(ctx, bson.D{{Key: "createUser", Value: "x"}, {Key: "pwd", Value: "y"}, {Key: "roles", Value: bson.A{}}}).Err()
-	wantMessage(t, err, 13, "command createUser requires authentication")
+	wantMessage(t, err, 13, "Command createUser requires authentication")
 
 	for _, mech := range []string{"SCRAM-SHA-256", "SCRAM-SHA-1", ""} {
 		t.Run("mech="+mech, func(t *testing.T) {
@@ -295,7 +297,7 @@ func TestAuthUnauthenticatedOnlyHandshake(t *testing.T) {
 		{{Key: "endSessions", Value: bson.A{}}},
 	} {
 		err := anon.Database("admin").RunCommand(ctx, cmd).Err()
-		wantMessage(t, err, 13, "command "+cmd[0].Key+" requires authentication")
+		wantMessage(t, err, 13, "Command "+cmd[0].Key+" requires authentication")
 	}
 	var st bson.M
 	if err := anon.Database("admin").RunCommand(ctx, bson.D{{Key: "connectionStatus", Value: 1}}).Decode(&st); err != nil {

@@ -13,7 +13,7 @@ const maxAuthzMessage = 16 << 10
 
 // authorize checks that r's connection may run r when access control is
 // on (Config.Auth). It returns Unauthorized with mongod's messages:
-// "command <name> requires authentication" before authentication, "not
+// "Command <name> requires authentication" before authentication, "not
 // authorized on <db> to execute command { ... }" after it.
 // https://www.mongodb.com/docs/manual/core/authorization/
 func (e *Env) authorize(r *Request) error {
@@ -30,10 +30,14 @@ func (e *Env) authorize(r *Request) error {
 		return err
 	}
 	if !ok {
-		if e.localhostException(r) {
+		if !e.localhostBypass(r) {
+			return mongoerr.Newf(mongoerr.Unauthorized, "Command %s requires authentication", r.Name)
+		}
+		// The localhost exception: the first user or role may be created;
+		// anything else is checked as for a user without privileges.
+		if r.Name == "createUser" || r.Name == "createRole" {
 			return nil
 		}
-		return mongoerr.Newf(mongoerr.Unauthorized, "command %s requires authentication", r.Name)
 	}
 	var alts [][]auth.Need
 	switch {
@@ -117,14 +121,10 @@ func hidePassword(r *Request) {
 	}
 }
 
-// localhostException reports whether r may run unauthenticated under the
-// localhost exception: no user or role exists yet, the client is local,
-// and r creates the first user or role.
+// localhostBypass reports whether the localhost exception applies to r's
+// connection: no user or role exists yet and the client is local.
 // https://www.mongodb.com/docs/manual/core/localhost-exception/
-func (e *Env) localhostException(r *Request) bool {
-	if r.Name != "createUser" && r.Name != "createRole" {
-		return false
-	}
+func (e *Env) localhostBypass(r *Request) bool {
 	if !isLoopback(r.Conn.Remote) {
 		return false
 	}
@@ -186,7 +186,7 @@ func (e *Env) authorizeGetMore(r *Request) error {
 		return nil // the handler reports the type error
 	}
 	owner, ok := e.Cursors.ownerOf(id)
-	if ok && owner != "" && owner != r.Conn.authUser().String() {
+	if ok && owner != "" && owner != authName(r.Conn) {
 		return mongoerr.Newf(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", id)
 	}
 	return nil
@@ -200,7 +200,7 @@ func (e *Env) authorizeKillCursors(r *Request, privs auth.Set) error {
 		return nil
 	}
 	vals, _ := arr.Values()
-	me := r.Conn.authUser().String()
+	me := authName(r.Conn)
 	res := targetNS(r)
 	for _, v := range vals {
 		id, ok := v.Int64OK()
@@ -220,6 +220,14 @@ func (e *Env) authorizeKillCursors(r *Request, privs auth.Set) error {
 		return e.notAuthorized(r)
 	}
 	return nil
+}
+
+// authName is the connection's user as "name@db", or "" without one.
+func authName(c *Conn) string {
+	if u := c.authUser(); u != nil {
+		return u.String()
+	}
+	return ""
 }
 
 // claimCursor records the authenticated user as the owner of the cursor a

@@ -63,7 +63,7 @@ func TestSpeculativeAuthenticate(t *testing.T) {
 	}
 	// Before the last step the connection is not authenticated yet.
 	r := dispatchOn(t, e, conn, bson.D{{Key: "find", Value: "c"}, {Key: "$db", Value: "test"}})
-	if msg, _ := r.Lookup("errmsg").StringValueOK(); msg != "command find requires authentication" {
+	if msg, _ := r.Lookup("errmsg").StringValueOK(); msg != "Command find requires authentication" {
 		t.Fatalf("find mid-conversation = %s", r)
 	}
 	r = dispatchOn(t, e, conn, bson.D{{Key: "saslContinue", Value: 1}, {Key: "conversationId", Value: int32(1)},
