@@ -33,11 +33,9 @@ func (e *Env) authorize(r *Request) error {
 		if !e.localhostBypass(r) {
 			return mongoerr.Newf(mongoerr.Unauthorized, "Command %s requires authentication", r.Name)
 		}
-		// The localhost exception: the first user or role may be created;
-		// anything else is checked as for a user without privileges.
-		if r.Name == "createUser" || r.Name == "createRole" {
-			return nil
-		}
+		// The localhost exception: the privileges needed to create the
+		// first user on admin, and nothing else.
+		privs = localhostPrivileges
 	}
 	var alts [][]auth.Need
 	switch {
@@ -119,6 +117,15 @@ func hidePassword(r *Request) {
 		r.password = &s
 		r.Body = redactPwd(r.Body)
 	}
+}
+
+// localhostPrivileges are what mongod grants a local client while no user
+// exists: creating users on admin (and $external) with roles of admin, and
+// two replica set administration actions.
+var localhostPrivileges = auth.Set{
+	{Resource: auth.DBResource("admin"), Actions: []auth.Action{auth.ActCreateUser, auth.ActGrantRole}},
+	{Resource: auth.DBResource("$external"), Actions: []auth.Action{auth.ActCreateUser}},
+	{Resource: auth.ClusterResource, Actions: []auth.Action{auth.ActReplSetConfigure, auth.ActReplSetGetStatus}},
 }
 
 // localhostBypass reports whether the localhost exception applies to r's

@@ -72,6 +72,17 @@ func TestAuthLocalhostExceptionRemoteClient(t *testing.T) {
 		t.Fatalf("remote createUser = %s, want Unauthorized", reply)
 	}
 	local := e.NewConn("127.0.0.1:40000", "127.0.0.1:27017")
+	// Only users on admin: not on another database, and no roles.
+	for _, cmd := range []bson.D{
+		{{Key: "createUser", Value: "u"}, {Key: "pwd", Value: "p"}, {Key: "roles", Value: bson.A{"readWrite"}}, {Key: "$db", Value: "test"}},
+		{{Key: "createRole", Value: "r"}, {Key: "privileges", Value: bson.A{}}, {Key: "roles", Value: bson.A{}}, {Key: "$db", Value: "admin"}},
+	} {
+		b, _ := bson.Marshal(cmd)
+		reply := e.Dispatch(t.Context(), local, b)
+		if msg, _ := reply.Lookup("errmsg").StringValueOK(); !strings.HasPrefix(msg, "not authorized on ") {
+			t.Fatalf("%s under the localhost exception = %s", cmd[0].Key, reply)
+		}
+	}
 	reply = e.Dispatch(t.Context(), local, body)
 	if ok, _ := reply.Lookup("ok").AsFloat64OK(); ok != 1 {
 		t.Fatalf("local createUser = %s, want ok", reply)

@@ -141,19 +141,30 @@ func (e *Env) startConversation(c *Conn, db string, a saslStartArgs) (bson.D, er
 	c.auth.conv = sc
 	c.auth.mu.Unlock()
 	if done {
-		e.finishConversation(c, sc)
+		if err := e.finishConversation(c, sc); err != nil {
+			return nil, err
+		}
 	}
 	return saslReply(sc.id, done, out), nil
 }
 
 // finishConversation authenticates the connection as the conversation's
-// user.
-func (e *Env) finishConversation(c *Conn, sc *saslConv) {
+// user. A connection authenticates once: again as the same user is
+// allowed, as another user is refused with mongod's codes.
+func (e *Env) finishConversation(c *Conn, sc *saslConv) error {
 	c.auth.mu.Lock()
 	c.auth.conv = nil
 	c.auth.mu.Unlock()
-	c.setAuthUser(&userName{Name: sc.got, DB: sc.db})
+	u := userName{Name: sc.got, DB: sc.db}
+	if prev := c.authUser(); prev != nil && *prev != u {
+		if prev.DB == u.DB {
+			return mongoerr.Newf(mongoerr.Code(5626701), "Each client connection may only be authenticated once. Previously authenticated as: %s", prev)
+		}
+		return mongoerr.Newf(mongoerr.Code(5626702), "Client has attempted to authenticate on multiple databases.Already authenticated as: %s", prev)
+	}
+	c.setAuthUser(&u)
 	e.log.Info("authentication succeeded", "user", sc.got, "db", sc.db, "mechanism", sc.c.Mechanism(), "remote", c.Remote)
+	return nil
 }
 
 // runSaslStart begins SCRAM-SHA-1 or SCRAM-SHA-256 authentication against
@@ -223,7 +234,9 @@ func runSaslContinue(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	if done {
-		r.Env.finishConversation(c, sc)
+		if err := r.Env.finishConversation(c, sc); err != nil {
+			return nil, err
+		}
 	}
 	return saslReply(sc.id, done, out), nil
 }

@@ -131,3 +131,41 @@ func TestPasswordHiddenFromProfiler(t *testing.T) {
 		t.Fatalf("system.profile = %s", s)
 	}
 }
+
+// TestReauthenticateAsAnotherUser checks mongod's one-user-per-connection
+// rule.
+func TestReauthenticateAsAnotherUser(t *testing.T) {
+	e := newEnv(t)
+	c := e.NewConn("127.0.0.1:1", "x")
+	for _, u := range []string{"a", "b"} {
+		dispatchOn(t, e, c, bson.D{{Key: "createUser", Value: u}, {Key: "pwd", Value: "pw"}, {Key: "roles", Value: bson.A{}}, {Key: "$db", Value: "admin"}})
+	}
+	dispatchOn(t, e, c, bson.D{{Key: "createUser", Value: "a"}, {Key: "pwd", Value: "pw"}, {Key: "roles", Value: bson.A{}}, {Key: "$db", Value: "test"}})
+	login := func(user, db string) bson.Raw {
+		cl, _ := scram.SHA256.NewClient(user, "pw", "")
+		conv := cl.NewConversation()
+		msg, _ := conv.Step("")
+		r := dispatchOn(t, e, c, bson.D{{Key: "saslStart", Value: 1}, {Key: "mechanism", Value: "SCRAM-SHA-256"},
+			{Key: "payload", Value: bson.Binary{Data: []byte(msg)}}, {Key: "options", Value: bson.D{{Key: "skipEmptyExchange", Value: true}}}, {Key: "$db", Value: db}})
+		msg, err := conv.Step(payloadOf(t, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dispatchOn(t, e, c, bson.D{{Key: "saslContinue", Value: 1}, {Key: "conversationId", Value: int32(1)},
+			{Key: "payload", Value: bson.Binary{Data: []byte(msg)}}, {Key: "$db", Value: db}})
+	}
+	if r := login("a", "admin"); !r.Lookup("done").Boolean() {
+		t.Fatal(r)
+	}
+	if r := login("a", "admin"); !r.Lookup("done").Boolean() {
+		t.Fatalf("same user again: %s", r)
+	}
+	r := login("b", "admin")
+	if code, _ := r.Lookup("code").Int32OK(); code != 5626701 {
+		t.Fatalf("another user: %s", r)
+	}
+	r = login("a", "test")
+	if code, _ := r.Lookup("code").Int32OK(); code != 5626702 {
+		t.Fatalf("another database: %s", r)
+	}
+}
