@@ -270,8 +270,21 @@ func TestAuthRoleEnforcement(t *testing.T) {
 		}
 	}
 
+	// listDatabases without the privilege lists the user's own databases,
+	// as mongod's authorizedDatabases.
+	// (the cases above created "other" through otherdb's insert)
+	names, err := client("otherdb").ListDatabaseNames(ctx, bson.D{})
+	if err != nil || len(names) != 1 || names[0] != "other" {
+		t.Fatalf("otherdb's listDatabases = %v, %v", names, err)
+	}
+	err = client("otherdb").Database("admin").RunCommand(ctx, bson.D{{Key: "listDatabases", Value: 1}, {Key: "authorizedDatabases", Value: false}}).Err()
+	wantCode(t, err, 13, "Unauthorized")
+	if names, err := root.ListDatabaseNames(ctx, bson.D{}); err != nil || len(names) < 3 {
+		t.Fatalf("root's listDatabases = %v, %v", names, err)
+	}
+
 	// The driver's InsertOne reports the same error.
-	_, err := client("reader").Database("test").Collection("c").InsertOne(ctx, bson.D{})
+	_, err = client("reader").Database("test").Collection("c").InsertOne(ctx, bson.D{})
 	wantMessage(t, err, 13, `not authorized on test to execute command { insert: "c"`)
 }
 

@@ -1,6 +1,8 @@
 package command
 
 import (
+	"slices"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/auth"
@@ -237,12 +239,59 @@ func authName(c *Conn) string {
 	return ""
 }
 
-// claimCursor records the authenticated user as the owner of the cursor a
-// command's reply opened, so that only that user may continue or kill it.
-func (e *Env) claimCursor(r *Request, reply bson.D) {
+// afterAuthorized adjusts a successful reply under access control: the
+// cursor it opened belongs to the user (claimCursor), and listDatabases
+// lists only the databases the user holds privileges on when it may not
+// list them all.
+func (e *Env) afterAuthorized(r *Request, reply bson.D) {
 	if !e.Config.Auth {
 		return
 	}
+	if r.Name == "listDatabases" {
+		e.filterDatabases(r, reply)
+		return
+	}
+	e.claimCursor(r, reply)
+}
+
+// filterDatabases keeps the listDatabases entries of databases on which
+// the user holds some privilege, as mongod's authorizedDatabases.
+func (e *Env) filterDatabases(r *Request, reply bson.D) {
+	_, privs, ok, err := e.privileges(r.Conn)
+	if err != nil || ok && privs.Allows(need(auth.ClusterResource, auth.ActListDatabases)) {
+		return
+	}
+	keep := func(doc bson.Raw) bool {
+		name, _ := doc.Lookup("name").StringValueOK()
+		for _, p := range privs {
+			if p.Resource.Any || !p.Resource.Cluster && (p.Resource.DB == name || p.Resource.DB == "") {
+				return true
+			}
+		}
+		return false
+	}
+	for i, el := range reply {
+		if el.Key != "databases" {
+			continue
+		}
+		switch dbs := el.Value.(type) {
+		case []bson.Raw:
+			reply[i].Value = slices.DeleteFunc(dbs, func(d bson.Raw) bool { return !keep(d) })
+		case bson.A:
+			out := bson.A{}
+			for _, v := range dbs {
+				if d, ok := v.(bson.Raw); ok && keep(d) {
+					out = append(out, d)
+				}
+			}
+			reply[i].Value = out
+		}
+	}
+}
+
+// claimCursor records the authenticated user as the owner of the cursor a
+// command's reply opened, so that only that user may continue or kill it.
+func (e *Env) claimCursor(r *Request, reply bson.D) {
 	u := r.Conn.authUser()
 	if u == nil {
 		return

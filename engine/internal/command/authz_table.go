@@ -139,7 +139,17 @@ func authRuleTable() map[string]authRule {
 		"profile":            {needs: onDB(auth.ActEnableProfiler)},
 
 		// Server administration.
-		"listDatabases":    {needs: onCluster(auth.ActListDatabases)},
+		"listDatabases": {needs: func(r *Request) [][]auth.Need {
+			// Without the privilege a user sees the databases it holds
+			// privileges on (filterDatabases), unless it asks for
+			// authorizedDatabases: false.
+			if v, err := r.Body.LookupErr("authorizedDatabases"); err == nil {
+				if b, _ := asBool(v); !b {
+					return one(need(auth.ClusterResource, auth.ActListDatabases))
+				}
+			}
+			return nil
+		}},
 		"serverStatus":     {needs: onCluster(auth.ActServerStatus)},
 		"hostInfo":         {needs: onCluster(auth.ActHostInfo)},
 		"getCmdLineOpts":   {needs: onCluster(auth.ActGetCmdLineOpts)},

@@ -163,7 +163,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	}
 	reply, err := e.runFailCommand(ctx, r, run)
 	if err == nil {
-		e.claimCursor(r, reply)
+		e.afterAuthorized(r, reply)
 	}
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
