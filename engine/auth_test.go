@@ -569,3 +569,22 @@ func TestAuthOffStillAuthenticates(t *testing.T) {
 	}
 	wantAuthFailed(t, authClient(t, l.Addr().String(), testcert.Files{}, cred("u", "bad", "admin", "")).Ping(ctx, nil))
 }
+
+// TestAuthServeNonLoopbackWording checks that with access control the
+// non-loopback warning says clients must authenticate instead of warning
+// that anyone can read and change every database.
+func TestAuthServeNonLoopbackWording(t *testing.T) {
+	t.Parallel()
+	wide := serveOn(t, wideAddr{listenLoopback(t)}, engine.Options{Auth: true})
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(wide.String(), "non-loopback") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	log := wide.String()
+	if !strings.Contains(log, "with access control enabled: clients must authenticate") {
+		t.Errorf("no access-control notice for 0.0.0.0; log:\n%s", log)
+	}
+	if strings.Contains(log, "without authentication") {
+		t.Errorf("the no-authentication warning under --auth; log:\n%s", log)
+	}
+}
