@@ -463,6 +463,10 @@ func TestAuthUserAndRoleCommands(t *testing.T) {
 	}
 	wantAuthFailed(t, authClient(t, addr, testcert.Files{}, cred("old", "pw", "test", "SCRAM-SHA-256")).Ping(ctx, nil))
 
+	filtered := run(bson.D{{Key: "usersInfo", Value: 1}, {Key: "filter", Value: bson.D{{Key: "mechanisms", Value: bson.D{{Key: "$size", Value: 1}}}}}})
+	if got := fmt.Sprint(filtered["users"]); !strings.Contains(got, `"user":"old"`) || strings.Contains(got, `"user":"u"`) {
+		t.Fatalf("usersInfo with a filter = %s", got)
+	}
 	info := run(bson.D{{Key: "usersInfo", Value: "u"}, {Key: "showPrivileges", Value: true}})
 	got := fmt.Sprint(info["users"])
 	for _, want := range []string{`"_id":"test.u"`, `"mechanisms":["SCRAM-SHA-1","SCRAM-SHA-256"]`, "inheritedPrivileges", `"find"`} {

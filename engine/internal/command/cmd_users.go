@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/auth"
+	"github.com/formworkdb/formwork/engine/internal/match"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -371,8 +372,11 @@ func runUsersInfo(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
-	if filter != nil && len(filter) > 5 {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "usersInfo's filter is not supported by this server yet")
+	var f *match.Filter
+	if filter != nil {
+		if f, err = match.Compile(filter); err != nil {
+			return nil, err
+		}
 	}
 	data, err := r.Env.users.current()
 	if err != nil {
@@ -428,6 +432,12 @@ func runUsersInfo(ctx context.Context, r *Request) (bson.D, error) {
 			d = append(d, bson.E{Key: "inheritedRoles", Value: roleArray(roles)},
 				bson.E{Key: "inheritedPrivileges", Value: privilegeArray(auth.Merged(privs))},
 				bson.E{Key: "inheritedAuthenticationRestrictions", Value: bson.A{}})
+		}
+		if f != nil {
+			raw, err := bson.Marshal(d)
+			if err != nil || !f.Match(raw) {
+				continue
+			}
 		}
 		out = append(out, d)
 	}
