@@ -328,7 +328,7 @@ func userDoc(u *userRecord) bson.D {
 		d = append(d, bson.E{Key: "customData", Value: u.Custom})
 	}
 	if u.Restrict != nil {
-		d = append(d, bson.E{Key: "authenticationRestrictions", Value: bson.RawArray(u.Restrict)})
+		d = append(d, bson.E{Key: "authenticationRestrictions", Value: arrayValue(u.Restrict)})
 	}
 	return d
 }
@@ -347,7 +347,7 @@ func roleDoc(r *roleRecord) bson.D {
 		{Key: "roles", Value: roleArray(r.Roles)},
 	}
 	if r.Restrict != nil {
-		d = append(d, bson.E{Key: "authenticationRestrictions", Value: bson.RawArray(r.Restrict)})
+		d = append(d, bson.E{Key: "authenticationRestrictions", Value: arrayValue(r.Restrict)})
 	}
 	return d
 }
@@ -386,4 +386,10 @@ func deleteRecord(w *storage.Writer, c *storage.Collection, id string) (bool, er
 		return false, err
 	}
 	return true, w.Delete(c, rid, old)
+}
+
+// arrayValue wraps an array's bytes so that it marshals as a BSON array
+// (bson.RawArray alone would marshal as binary data).
+func arrayValue(b bson.Raw) bson.RawValue {
+	return bson.RawValue{Type: bson.TypeArray, Value: b}
 }

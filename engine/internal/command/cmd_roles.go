@@ -62,6 +62,7 @@ func parseRoleArgs(r *Request) (roleArgs, error) {
 				return mongoerr.FieldType(r.Name, k, typeName(v.Type), "array")
 			}
 			a.restrict = bson.Raw(arr)
+			return parseRestrictions(a.restrict)
 		default:
 			return errUnknown
 		}
@@ -565,7 +566,7 @@ func runRolesInfo(ctx context.Context, r *Request) (bson.D, error) {
 				bson.E{Key: "inheritedPrivileges", Value: privilegeArray(auth.Merged(append(slices.Clone(own), inherited...)))})
 		}
 		if showRestr && rec != nil && rec.Restrict != nil {
-			d = append(d, bson.E{Key: "authenticationRestrictions", Value: bson.A{bson.RawArray(rec.Restrict)}})
+			d = append(d, bson.E{Key: "authenticationRestrictions", Value: arrayValue(rec.Restrict)})
 		}
 		inheritedRoles, _ := data.resolve(direct)
 		d = append(d,

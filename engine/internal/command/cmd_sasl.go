@@ -162,6 +162,10 @@ func (e *Env) finishConversation(c *Conn, sc *saslConv) error {
 		}
 		return mongoerr.Newf(mongoerr.Code(5626702), "Client has attempted to authenticate on multiple databases.Already authenticated as: %s", prev)
 	}
+	if !e.userMayConnect(c, u) {
+		e.log.Info("authentication failed: unmet authentication restrictions", "user", u.String(), "remote", c.Remote)
+		return auth.ErrAuthenticationFailed
+	}
 	c.setAuthUser(&u)
 	e.log.Info("authentication succeeded", "user", sc.got, "db", sc.db, "mechanism", sc.c.Mechanism(), "remote", c.Remote)
 	return nil

@@ -90,6 +90,7 @@ func parseUserArgs(r *Request) (userArgs, error) {
 				return mongoerr.FieldType(r.Name, k, typeName(v.Type), "array")
 			}
 			a.restrict, a.haveRestrs = bson.Raw(arr), true
+			return parseRestrictions(a.restrict)
 		case "passwordDigestor":
 			s, err := wantString(r.Name, k, v)
 			if err == nil && s != "server" && s != "client" {
@@ -416,9 +417,9 @@ func runUsersInfo(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		d = append(d, bson.E{Key: "roles", Value: roleArray(u.Roles)})
 		if showRestr || showPrivs {
-			restr := bson.A{}
+			var restr any = bson.A{}
 			if u.Restrict != nil {
-				restr = append(restr, bson.RawArray(u.Restrict))
+				restr = arrayValue(u.Restrict)
 			}
 			d = append(d, bson.E{Key: "authenticationRestrictions", Value: restr})
 		}
