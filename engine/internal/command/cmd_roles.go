@@ -560,8 +560,7 @@ func runRolesInfo(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		d = append(d, bson.E{Key: "role", Value: n.Role}, bson.E{Key: "db", Value: n.DB})
 		if showPrivs {
-			inheritedRoles, inherited := data.resolve(direct)
-			_ = inheritedRoles
+			_, inherited := data.resolve(direct)
 			d = append(d, bson.E{Key: "privileges", Value: privilegeArray(auth.Merged(own))},
 				bson.E{Key: "inheritedPrivileges", Value: privilegeArray(auth.Merged(append(slices.Clone(own), inherited...)))})
 		}
