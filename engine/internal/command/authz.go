@@ -71,6 +71,11 @@ func anyAllowed(privs auth.Set, alts [][]auth.Need) bool {
 
 // notAuthorized is mongod's error for an authenticated user lacking a
 // privilege, quoting the command with passwords elided.
+//
+// Divergence: the quoted command includes the documents a driver sent as
+// OP_MSG document sequences (mongod quotes only the body section), and a
+// quote longer than 16 KiB is cut with "...". Tested by
+// TestAuthRoleEnforcement (the message prefix).
 func (e *Env) notAuthorized(r *Request) error {
 	body := r.Body
 	if _, err := body.LookupErr("pwd"); err == nil {
