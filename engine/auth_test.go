@@ -283,6 +283,17 @@ func TestAuthRoleEnforcement(t *testing.T) {
 		t.Fatalf("root's listDatabases = %v, %v", names, err)
 	}
 
+	// A user may always describe itself and the roles it holds.
+	rd := client("reader").Database("test")
+	if err := rd.RunCommand(ctx, bson.D{{Key: "usersInfo", Value: "reader"}}).Err(); err != nil {
+		t.Errorf("usersInfo of oneself: %v", err)
+	}
+	wantCode(t, rd.RunCommand(ctx, bson.D{{Key: "usersInfo", Value: "writer"}}).Err(), 13, "Unauthorized")
+	if err := rd.RunCommand(ctx, bson.D{{Key: "rolesInfo", Value: "read"}}).Err(); err != nil {
+		t.Errorf("rolesInfo of a held role: %v", err)
+	}
+	wantCode(t, rd.RunCommand(ctx, bson.D{{Key: "rolesInfo", Value: "dbAdmin"}}).Err(), 13, "Unauthorized")
+
 	// The driver's InsertOne reports the same error.
 	_, err = client("reader").Database("test").Collection("c").InsertOne(ctx, bson.D{})
 	wantMessage(t, err, 13, `not authorized on test to execute command { insert: "c"`)
