@@ -49,6 +49,14 @@ type Options struct {
 	// formwork serve's --tls-* flags do. In-process connections from
 	// Dialer never use TLS.
 	TLSConfig *tls.Config
+	// Auth turns on access control, as mongod's --auth: clients must
+	// authenticate (SCRAM-SHA-256 or SCRAM-SHA-1) before any command but
+	// the handshake, and each command needs a privilege its user's roles
+	// grant. Users live in admin.system.users; with none yet, a client on
+	// the same host (loopback or Dialer) may create the first one (the
+	// localhost exception). Off, commands run unchecked, though clients
+	// that send credentials are still authenticated.
+	Auth bool
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -84,6 +92,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 
 		EnableTestCommands: opts.EnableTestCommands,
 		RAMLog:             ram,
+		Auth:               opts.Auth,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{}), tls: opts.TLSConfig}
 	env.Config.OnShutdown = func() { db.Close() }

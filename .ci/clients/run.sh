@@ -51,6 +51,7 @@ done
 
 # mongosh over TLS, against a second server started with the --tls-* flags.
 if ! bash "$here/tls.sh" "$bin" "$mongosh"; then status=1; fi
+if ! bash "$here/auth.sh" "$bin" "$mongosh" "$py"; then status=1; fi
 
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi

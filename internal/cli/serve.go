@@ -27,6 +27,8 @@ type serveOptions struct {
 	// certificate chain and key, and the CA that signs the client
 	// certificates accepted (optional; clients without one still connect).
 	TLSCertFile, TLSKeyFile, TLSCAFile string
+	// Auth turns on access control (mongod's --auth).
+	Auth bool
 }
 
 func newServeCmd(env Env) *cobra.Command {
@@ -42,15 +44,23 @@ Without --dbpath the database lives in memory and is lost on exit.
 With --tls-cert-file and --tls-key-file (PEM) the server accepts only TLS
 connections. With --tls-ca-file too, a client that presents a certificate
 must present one signed by that CA; clients without a certificate are still
-accepted, as mongod's --tlsAllowConnectionsWithoutCertificates. There is no
-authentication yet: listening on anything but a loopback address logs a
-warning.`,
+accepted, as mongod's --tlsAllowConnectionsWithoutCertificates.
+
+With --auth clients must authenticate (SCRAM-SHA-256 or SCRAM-SHA-1) and
+each command needs a privilege of the user's roles (read, readWrite,
+dbAdmin, userAdmin, dbOwner, root, ...). Users are stored in
+admin.system.users. While there is no user, a client on this host may
+create the first one (the localhost exception). Without --auth, listening
+on anything but a loopback address logs a warning.`,
 		Example: `  formwork serve
   formwork serve --dbpath ./data --listen 127.0.0.1:27017
   formwork serve --dbpath ./data --cache-size 2GiB
   formwork serve --tls-cert-file server.crt --tls-key-file server.key --tls-ca-file ca.pem
   mongosh mongodb://127.0.0.1:27017/test
   mongosh "mongodb://localhost:27017/test?tls=true&tlsCAFile=ca.pem"
+  formwork serve --dbpath ./data --auth
+  mongosh admin --eval 'db.createUser({user: "admin", pwd: "secret", roles: ["root"]})'
+  mongosh "mongodb://admin:secret@localhost:27017/test?authSource=admin"
 
 Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage error.`,
 		Args: cobra.NoArgs,
@@ -70,6 +80,7 @@ Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage e
 	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "PEM certificate chain of the server; with --tls-key-file, serve only TLS")
 	f.StringVar(&o.TLSKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file (may be the same file)")
 	f.StringVar(&o.TLSCAFile, "tls-ca-file", "", "PEM CA certificates that verify client certificates when clients present one")
+	f.BoolVar(&o.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256/SCRAM-SHA-1) and enforce users' roles; create the first user from localhost")
 	f.BoolVar(&o.EnableTestCommands, "enable-test-commands", false, "enable configureFailPoint (failCommand) for testing drivers' retries, as mongod's enableTestCommands")
 	return c
 }
@@ -133,6 +144,7 @@ func runServe(env Env, o *serveOptions) error {
 
 		EnableTestCommands: o.EnableTestCommands,
 		TLSConfig:          tlsConfig,
+		Auth:               o.Auth,
 	})
 	if err != nil {
 		l.Close()
@@ -142,7 +154,7 @@ func runServe(env Env, o *serveOptions) error {
 	if o.Standalone {
 		mode = "standalone"
 	}
-	log.Info("formwork serving", "addr", l.Addr().String(), "mode", mode, "dbpath", o.DBPath, "tls", tlsConfig != nil)
+	log.Info("formwork serving", "addr", l.Addr().String(), "mode", mode, "dbpath", o.DBPath, "tls", tlsConfig != nil, "auth", o.Auth)
 	errc := make(chan error, 1)
 	go func() { errc <- db.Serve(l) }()
 	select {

@@ -40,6 +40,7 @@ var forbidden = map[string][]string{
 	"engine/internal/storage":    {"engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/match", "engine/internal/update"},
 	"engine/internal/plan":       {"engine/internal/command", "engine/internal/server"},
 	"engine/internal/command":    {"engine/internal/server"},
+	"engine/internal/auth":       {"engine/internal/storage", "engine/internal/command", "engine/internal/server", "engine/internal/plan", "engine/internal/match", "engine/internal/agg"},
 	"internal/testenv":           {"engine/internal/"},
 	"internal/cli":               {"engine/internal/"},
 	"internal/workload":          {"engine"},

@@ -101,6 +101,9 @@ var codeNames = map[int32]string{
 	11602: "InterruptedDueToReplStateChange",
 	13435: "NotPrimaryNoSecondaryOk",
 	13436: "NotPrimaryOrSecondary",
+	31:    "RoleNotFound",
+	74:    "InvalidRoleModification",
+	334:   "MechanismUnavailable",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

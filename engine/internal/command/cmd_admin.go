@@ -198,10 +198,7 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 }
 
 func runConnectionStatus(ctx context.Context, r *Request) (bson.D, error) {
-	return bson.D{{Key: "authInfo", Value: bson.D{
-		{Key: "authenticatedUsers", Value: bson.A{}},
-		{Key: "authenticatedUserRoles", Value: bson.A{}},
-	}}}, nil
+	return connectionStatus(r) // auth_status.go
 }
 
 func runWhatsMyURI(ctx context.Context, r *Request) (bson.D, error) {
@@ -226,7 +223,7 @@ func runListCommands(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		cmds = append(cmds, bson.E{Key: n, Value: bson.D{
 			{Key: "help", Value: s.help},
-			{Key: "requiresAuth", Value: false},
+			{Key: "requiresAuth", Value: requiresAuth(n)},
 			{Key: "secondaryOk", Value: true},
 			{Key: "adminOnly", Value: s.adminOnly},
 			{Key: "apiVersions", Value: api},

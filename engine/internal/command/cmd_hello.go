@@ -35,6 +35,10 @@ func runHello(ctx context.Context, r *Request) (bson.D, error) {
 	var (
 		helloOk bool
 		client  bson.Raw
+		// authentication fields, answered by helloAuth (cmd_sasl.go)
+		mechsFor    string
+		speculative bool
+		specDoc     bson.Raw
 	)
 	err := fields(r.Name, r.Body, func(k string, v bson.RawValue) error {
 		var err error
@@ -49,8 +53,11 @@ func runHello(ctx context.Context, r *Request) (bson.D, error) {
 			_, err = wantNonNegative(r.Name, k, v)
 		case "compression":
 			// No compressor is offered: the reply names none.
-		case "saslSupportedMechs", "speculativeAuthenticate":
-			// Authentication is not enabled, so no mechanism is offered.
+		case "saslSupportedMechs":
+			mechsFor, err = wantString(r.Name, k, v)
+		case "speculativeAuthenticate":
+			specDoc, err = wantDoc(r.Name, k, v)
+			speculative = true
 		case "loadBalanced":
 			if on, _ := asBool(v); on {
 				return mongoerr.New(mongoerr.Code(50701 /* not a load balancer */), "The server is not configured for load balanced connections")
@@ -111,6 +118,9 @@ func runHello(ctx context.Context, r *Request) (bson.D, error) {
 		bson.E{Key: "minWireVersion", Value: int32(minWireVersion)},
 		bson.E{Key: "maxWireVersion", Value: int32(maxWireVersion)},
 		bson.E{Key: "readOnly", Value: false})
+	if mechsFor != "" || speculative {
+		return e.helloAuth(r, mechsFor, specDoc, d)
+	}
 	return d, nil
 }
 

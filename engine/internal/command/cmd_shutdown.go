@@ -18,8 +18,9 @@ func init() {
 // progress when timeoutSecs is not given (mongod's default).
 const defaultShutdownWait = 15 * time.Second
 
-// runShutdown stops the engine, from a local client only (there is no
-// authentication yet, as mongod without --auth). New commands are refused
+// runShutdown stops the engine, from a local client only unless access
+// control is on (as mongod's localHostOnlyIfNoAuth; with --auth the
+// shutdown privilege decides, authz_table.go). New commands are refused
 // with ShutdownInProgress at once; the operations already running get up
 // to timeoutSecs to finish (none with force: true); then the engine
 // closes every connection, this one included without a reply (mongod
@@ -50,7 +51,7 @@ func runShutdown(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	e := r.Env
-	if !isLocalClient(r.Conn.Remote) {
+	if !r.Env.Config.Auth && !isLocalClient(r.Conn.Remote) {
 		return nil, mongoerr.New(mongoerr.Unauthorized, "shutdown must run from localhost when running db without auth")
 	}
 	if e.Config.OnShutdown == nil {

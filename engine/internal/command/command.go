@@ -33,6 +33,9 @@ type Request struct {
 	// letSpec is the command's let as sent (parseLet), which a write
 	// statement evaluates again under its collation (letWithCollation).
 	letSpec bson.RawValue
+	// password is createUser's or updateUser's pwd, taken out of Body so
+	// that the profiler, currentOp and logs see "xxx" (hidePassword).
+	password *string
 }
 
 // handler runs one command and returns the reply fields besides ok.
@@ -126,6 +129,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if s.adminOnly && r.DB != "admin" {
 		return nil, mongoerr.Newf(mongoerr.Unauthorized, "%s may only be run against the admin database.", name)
 	}
+	if err := e.authorize(r); err != nil {
+		return nil, err
+	}
 	if r.Generic.APIStrict && !s.apiV1 {
 		return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://www.mongodb.com/docs/manual/reference/stable-api", name)
 	}
@@ -159,6 +165,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		}
 	}
 	reply, err := e.runFailCommand(ctx, r, run)
+	if err == nil {
+		e.afterAuthorized(r, reply)
+	}
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}

@@ -33,6 +33,7 @@ type Cursor struct {
 	killed   bool
 	reads    *readSet // nil: the cursor reads no collection
 	origin   bson.Raw // the command that opened the cursor
+	owner    string   // the user that opened it, under auth; guarded by Cursors.mu
 }
 
 // Cursors is the table of open cursors of one engine.

@@ -38,6 +38,12 @@
 //	    stages passes validateWrite (validation.go) first: the
 //	    collection's validator under its validationLevel and
 //	    validationAction, unless the command set bypassDocumentValidation.
+//	I6. With Config.Auth, no handler runs before authorize (authz.go)
+//	    granted it: every registered command has an entry in authRules
+//	    (authz_table.go), a missing one needs an action only root holds,
+//	    and only the user that opened a cursor continues it. Users and
+//	    roles live in admin.system.users/roles (auth_store.go), which
+//	    ordinary writes cannot reach; passwords are never stored.
 //
 // The package does not recover panics: the server loop does.
 package command

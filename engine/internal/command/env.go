@@ -31,6 +31,10 @@ type Config struct {
 	EnableTestCommands bool
 	// RAMLog keeps the recent log lines getLog answers; see WithRAMLog.
 	RAMLog *RAMLog
+	// Auth turns on access control (mongod's --auth): every command but
+	// the handshake and authentication needs an authenticated user whose
+	// roles grant it (authz.go).
+	Auth bool
 	// OnShutdown closes the engine; the shutdown command calls it on its
 	// own goroutine. Nil makes shutdown unavailable.
 	OnShutdown func()
@@ -66,6 +70,7 @@ type Env struct {
 	opCounts map[string]int64
 
 	validators validators // compiled collection validators (validation.go)
+	users      *userStore // admin.system.users and admin.system.roles (auth_store.go)
 }
 
 // NewEnv returns the command environment over st.
@@ -97,6 +102,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		sessions:  newSessionCache(),
 		fail:      newFailPoints(),
 		opCounts:  map[string]int64{},
+		users:     newUserStore(st),
 	}
 }
 
@@ -139,6 +145,8 @@ type Conn struct {
 	// closeRequested is set by a command that wants the connection
 	// dropped without a reply (failCommand's closeConnection).
 	closeRequested atomic.Bool
+	// auth is the connection's authentication state (auth_session.go).
+	auth connAuth
 }
 
 func (e *Env) countOp(kind string) {

@@ -103,6 +103,9 @@ const (
 	InterruptedDueToReplStateChange          Code = 11602
 	NotPrimaryNoSecondaryOk                  Code = 13435
 	NotPrimaryOrSecondary                    Code = 13436
+	RoleNotFound                             Code = 31
+	MechanismUnavailable                     Code = 334
+	InvalidRoleModification                  Code = 74
 )
 
 var names = map[Code]string{
@@ -201,6 +204,9 @@ var names = map[Code]string{
 	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
 	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
 	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
+	RoleNotFound:                             "RoleNotFound",
+	MechanismUnavailable:                     "MechanismUnavailable",
+	InvalidRoleModification:                  "InvalidRoleModification",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

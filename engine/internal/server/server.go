@@ -61,7 +61,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
-	warnIfExposed(l, s.log)
+	warnIfExposed(l, s.log, s.env.Config.Auth)
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)

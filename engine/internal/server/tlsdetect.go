@@ -45,15 +45,25 @@ func looksLikeTLS(r *bufio.Reader) bool {
 }
 
 // warnIfExposed logs a loud warning when l listens on anything but a
-// loopback address: the engine has no authentication, so every client
-// that reaches the port can read and change every database.
-func warnIfExposed(l net.Listener, log *slog.Logger) {
+// loopback address without access control: every client that reaches the
+// port can read and change every database. With access control (authOn)
+// it notes instead that clients must authenticate, and that only TLS keeps
+// their traffic private.
+func warnIfExposed(l net.Listener, log *slog.Logger, authOn bool) {
 	a, ok := l.Addr().(*net.TCPAddr)
 	if !ok || a.IP.IsLoopback() {
 		return
 	}
+	if authOn {
+		log.Warn("listening on a non-loopback address with access control enabled: "+
+			"clients must authenticate (SCRAM-SHA-256 or SCRAM-SHA-1) before any other command. "+
+			"Without TLS (--tls-cert-file, --tls-key-file) documents and commands cross the network unencrypted.",
+			"addr", a.String())
+		return
+	}
 	log.Warn("** WARNING: listening on a non-loopback address without authentication: "+
 		"anyone who can reach this port can read, change and delete every database. "+
-		"Bind to 127.0.0.1 (--listen 127.0.0.1:27017) or restrict access with a firewall.",
+		"Bind to 127.0.0.1 (--listen 127.0.0.1:27017), restrict access with a firewall, "+
+		"or start the server with --auth and create users.",
 		"addr", a.String())
 }
