@@ -103,6 +103,8 @@ const (
 	InterruptedDueToReplStateChange          Code = 11602
 	NotPrimaryNoSecondaryOk                  Code = 13435
 	NotPrimaryOrSecondary                    Code = 13436
+	OutOfDiskSpace                           Code = 14031
+	IndexBuildAborted                        Code = 276
 )
 
 var names = map[Code]string{
@@ -201,6 +203,8 @@ var names = map[Code]string{
 	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
 	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
 	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
+	OutOfDiskSpace:                           "OutOfDiskSpace",
+	IndexBuildAborted:                        "IndexBuildAborted",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

@@ -36,6 +36,13 @@ type Options struct {
 	// DefaultCacheSize. Memtables are sized from it (see tune).
 	CacheSize int64
 
+	// DiskReserve is the free space below which writes are refused with
+	// OutOfDiskSpace; zero means DefaultDiskReserve (diskfull.go).
+	DiskReserve int64
+	// FS replaces the operating system's file system under Dir (fault
+	// injection in tests); nil means the real one.
+	FS vfs.FS
+
 	// fs replaces the operating system's file system under Dir (tests).
 	fs vfs.FS
 }
@@ -55,6 +62,8 @@ type Store struct {
 	cat atomic.Pointer[map[string]*Collection]
 
 	closed atomic.Bool
+	// disk refuses writes on a full disk; nil in memory (diskfull.go).
+	disk *diskGuard
 	// syncing counts commits that left wmu and wait for their WAL sync
 	// (I3); Close waits for them.
 	syncing sync.WaitGroup
@@ -89,12 +98,19 @@ func Open(opts Options) (*Store, error) {
 		dir = "mem"
 	case opts.fs != nil:
 		po.FS = opts.fs
+	case opts.FS != nil:
+		po.FS = opts.FS
+	}
+	var guard *diskGuard
+	if opts.Dir != "" {
+		guard = newDiskGuard(diskFS(po.FS), dir, opts.DiskReserve, opts.Logger)
+		guard.listen(po)
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
