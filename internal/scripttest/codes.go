@@ -101,6 +101,8 @@ var codeNames = map[int32]string{
 	11602: "InterruptedDueToReplStateChange",
 	13435: "NotPrimaryNoSecondaryOk",
 	13436: "NotPrimaryOrSecondary",
+	14031: "OutOfDiskSpace",
+	276:   "IndexBuildAborted",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

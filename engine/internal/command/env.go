@@ -55,6 +55,7 @@ type Env struct {
 	tsBuckets *bucketCatalog
 	x         *envExt // planner, profiler and index usage state
 	inprog    *inProgress
+	builds    buildsByRequest // index builds in progress, for currentOp (index_build.go)
 	sessions  *sessionCache
 	fail      *failPoints // configureFailPoint's failpoints
 	fsync     fsyncLock   // fsync lock: true

@@ -64,6 +64,12 @@ type Store struct {
 	closed atomic.Bool
 	// disk refuses writes on a full disk; nil in memory (diskfull.go).
 	disk *diskGuard
+	// builds are the index builds in progress by collection id, which
+	// writers record their writes for (indexbuild.go); buildCount lets
+	// writers skip buildsMu when there is none.
+	buildsMu   sync.Mutex
+	builds     map[uint64][]*IndexBuild
+	buildCount atomic.Int64
 	// syncing counts commits that left wmu and wait for their WAL sync
 	// (I3); Close waits for them.
 	syncing sync.WaitGroup
@@ -156,7 +162,10 @@ func (s *Store) load() error {
 		colls[c.NS] = c
 	}
 	s.cat.Store(&colls)
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return s.dropOrphanEntries(colls)
 }
 
 func (s *Store) lastRecordID(collID uint64) (int64, error) {
