@@ -50,6 +50,10 @@ type IndexBuild struct {
 	// ids of each key; dups the keys with more than one.
 	owners []map[string][]int64
 	dups   map[int]map[string]bool
+	// indexed holds, for records a drain pass re-indexed, the document
+	// version whose keys the new indexes now hold (nil: deleted); other
+	// records are indexed as the snapshot has them.
+	indexed map[int64]bson.Raw
 
 	done, total atomic.Int64
 	finished    bool
@@ -315,6 +319,10 @@ func (b *IndexBuild) removeOwner(i int, k []byte, rid int64) {
 // DuplicateKeyError and publishes nothing. Commit aborts the build on
 // any error; the build is finished either way.
 func (b *IndexBuild) Commit(check func(c *Collection, ixs []*Index) ([]bool, error)) (*Collection, error) {
+	if err := b.drain(); err != nil {
+		b.Abort()
+		return nil, err
+	}
 	var out *Collection
 	err := b.s.Write(func(w *Writer) error {
 		c := w.Collection(b.ns)
@@ -326,7 +334,11 @@ func (b *IndexBuild) Commit(check func(c *Collection, ixs []*Index) ([]bool, err
 			return err
 		}
 		b.s.unregisterBuild(b) // wmu is held: no write is missed (B1)
-		if err := b.applySide(w, c); err != nil {
+		b.mu.Lock()
+		side := b.side
+		b.side = map[int64]struct{}{}
+		b.mu.Unlock()
+		if err := b.applySide(side, w.Reader(), w.b, c, true); err != nil {
 			return err
 		}
 		n := *c
@@ -353,25 +365,85 @@ func (b *IndexBuild) Commit(check func(c *Collection, ixs []*Index) ([]bool, err
 	return out, nil
 }
 
-// applySide re-indexes every record written since the snapshot (B3) and
-// checks the unique indexes' keys that changed or collided.
-func (b *IndexBuild) applySide(w *Writer, c *Collection) error {
-	b.mu.Lock()
-	side := b.side
-	b.side = map[int64]struct{}{}
-	b.mu.Unlock()
+// drainPasses bounds the catch-up passes Commit runs before it takes the
+// write lock, and drainDone is the side table size at which it stops.
+const (
+	drainPasses = 8
+	drainDone   = 256
+)
+
+// drain applies the side table without the write lock, in passes, so
+// that the final pass under the lock handles only the writes made during
+// the last one (mongod drains its side writes table the same way). Each
+// pass swaps the side table and takes its snapshot under the write lock,
+// so a write is either in that snapshot or recorded for the next pass.
+func (b *IndexBuild) drain() error {
+	c := &Collection{ID: b.collID}
+	last := -1
+	for range drainPasses {
+		b.s.wmu.Lock()
+		b.mu.Lock()
+		side := b.side
+		// Stop when little is left, or when writers add as fast as a pass
+		// applies (draining more would not shrink the final pass).
+		if len(side) <= drainDone || (last >= 0 && len(side) >= last) {
+			b.mu.Unlock()
+			b.s.wmu.Unlock()
+			return nil
+		}
+		b.side = map[int64]struct{}{}
+		b.mu.Unlock()
+		last = len(side)
+		sn := b.s.db.NewSnapshot()
+		b.s.wmu.Unlock()
+		batch := b.s.db.NewBatch()
+		err := b.applySide(side, reader{src: sn}, batch, c, false)
+		if err == nil {
+			if err = b.s.disk.admit(); err == nil {
+				if err = batch.Commit(pebble.NoSync); err != nil {
+					err = b.s.wrapCommitErr(err, true)
+				}
+			}
+		}
+		batch.Close()
+		sn.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entrySink receives entry changes: a Writer's batch or a bulk batch.
+type entrySink interface {
+	Set(key, value []byte, _ *pebble.WriteOptions) error
+	Delete(key []byte, _ *pebble.WriteOptions) error
+}
+
+// applySide re-indexes the records in side (B3): it removes the keys of
+// the version the indexes hold and adds those of the version cur reads,
+// writing to sink. Unique keys that changed are rewritten from owners;
+// final (under the write lock) also judges every key that ever had two
+// owners and reports a DuplicateKeyError if one still has.
+func (b *IndexBuild) applySide(side map[int64]struct{}, cur Reader, sink entrySink, c *Collection, final bool) error {
+	if b.indexed == nil {
+		b.indexed = map[int64]bson.Raw{}
+	}
 	snapRd := reader{src: b.snap}
-	curRd := w.Reader()
 	touched := make([]map[string]bool, len(b.Indexes))
 	for rid := range side {
-		old, err := snapRd.Fetch(c, rid)
+		old, ok := b.indexed[rid]
+		if !ok {
+			var err error
+			if old, err = snapRd.Fetch(c, rid); err != nil {
+				return err
+			}
+		}
+		now, err := cur.Fetch(c, rid)
 		if err != nil {
 			return err
 		}
-		cur, err := curRd.Fetch(c, rid)
-		if err != nil {
-			return err
-		}
+		b.indexed[rid] = now
 		for i, ix := range b.Indexes {
 			var oldKeys, newKeys [][]byte
 			if old != nil {
@@ -379,9 +451,9 @@ func (b *IndexBuild) applySide(w *Writer, c *Collection) error {
 					return err
 				}
 			}
-			if cur != nil {
+			if now != nil {
 				var mk index.Multikey
-				if newKeys, mk, err = ix.Def.Keys(cur); err != nil {
+				if newKeys, mk, err = ix.Def.Keys(now); err != nil {
 					return err
 				}
 				if mk.Any() {
@@ -403,12 +475,12 @@ func (b *IndexBuild) applySide(w *Writer, c *Collection) error {
 				continue
 			}
 			for _, k := range oldKeys {
-				if err := w.b.Delete(entryKey(c, ix, k, rid), nil); err != nil {
+				if err := sink.Delete(entryKey(c, ix, k, rid), nil); err != nil {
 					return err
 				}
 			}
 			for _, k := range newKeys {
-				if err := w.b.Set(entryKey(c, ix, k, rid), nil, nil); err != nil {
+				if err := sink.Set(entryKey(c, ix, k, rid), nil, nil); err != nil {
 					return err
 				}
 			}
@@ -418,23 +490,28 @@ func (b *IndexBuild) applySide(w *Writer, c *Collection) error {
 		if !ix.Unique {
 			continue
 		}
-		for k := range b.dups[i] {
-			if touched[i] == nil {
-				touched[i] = map[string]bool{}
+		if touched[i] == nil {
+			touched[i] = map[string]bool{}
+		}
+		if final {
+			for k := range b.dups[i] {
+				touched[i][k] = true
 			}
-			touched[i][k] = true
 		}
 		for k := range touched[i] {
 			rids := b.owners[i][k]
 			ek := entryKey(c, ix, []byte(k), 0)
 			if len(rids) == 0 {
-				if err := w.b.Delete(ek, nil); err != nil {
+				if err := sink.Delete(ek, nil); err != nil {
 					return err
 				}
 				continue
 			}
+			if len(rids) > 1 && !final {
+				continue // judged in the final pass
+			}
 			if len(rids) > 1 {
-				doc, err := curRd.Fetch(c, rids[1])
+				doc, err := cur.Fetch(c, rids[1])
 				if err != nil {
 					return err
 				}
@@ -442,7 +519,7 @@ func (b *IndexBuild) applySide(w *Writer, c *Collection) error {
 			}
 			var v [8]byte
 			binary.BigEndian.PutUint64(v[:], uint64(rids[0]))
-			if err := w.b.Set(ek, v[:], nil); err != nil {
+			if err := sink.Set(ek, v[:], nil); err != nil {
 				return err
 			}
 		}
