@@ -63,8 +63,7 @@ type Env struct {
 	// shuttingDown is set by the shutdown command: new commands fail.
 	shuttingDown atomic.Bool
 
-	opsMu    sync.Mutex
-	opCounts map[string]int64
+	stats serverStats // serverStatus' counters (server_status.go)
 
 	validators validators // compiled collection validators (validation.go)
 }
@@ -97,7 +96,6 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		inprog:    newInProgress(),
 		sessions:  newSessionCache(),
 		fail:      newFailPoints(),
-		opCounts:  map[string]int64{},
 	}
 }
 
@@ -142,11 +140,7 @@ type Conn struct {
 	closeRequested atomic.Bool
 }
 
-func (e *Env) countOp(kind string) {
-	e.opsMu.Lock()
-	e.opCounts[kind]++
-	e.opsMu.Unlock()
-}
+func (e *Env) countOp(kind string) { e.stats.countOp(kind) }
 
 // logicalClock hands out increasing timestamps for operationTime and
 // $clusterTime.

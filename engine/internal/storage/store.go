@@ -70,6 +70,8 @@ type Store struct {
 	buildsMu   sync.Mutex
 	builds     map[uint64][]*IndexBuild
 	buildCount atomic.Int64
+	// cacheSize is the block cache's capacity (CacheStats).
+	cacheSize int64
 	// syncing counts commits that left wmu and wait for their WAL sync
 	// (I3); Close waits for them.
 	syncing sync.WaitGroup
@@ -116,7 +118,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard, cacheSize: po.CacheSize}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
