@@ -19,8 +19,9 @@ import (
 )
 
 // buildDocs is the collection size of the index build tests, as in the
-// campaign that found every write blocked for a build's whole duration.
-const buildDocs = 100_000
+// campaign that found every write blocked for a build's whole duration
+// (a fifth of it under the race detector, which is ten times slower).
+var buildDocs = map[bool]int{false: 100_000, true: 20_000}[raceEnabled]
 
 // fillForBuild inserts n documents {_id: i, a, b, c, u: i, tags}.
 func fillForBuild(t testing.TB, coll *mongo.Collection, n int) {
