@@ -42,6 +42,8 @@ type IndexBuild struct {
 	collID  uint64
 	Indexes []*Index // the indexes being built, with their reserved ids
 	snap    *pebble.Snapshot
+	// snapOnce closes snap once: at the end of the build or at Close.
+	snapOnce sync.Once
 
 	mu   sync.Mutex
 	side map[int64]struct{} // record ids written since the snapshot
@@ -101,7 +103,7 @@ func (s *Store) BeginIndexBuild(prepare func(w *Writer) (ns string, specs []inde
 	if err != nil {
 		if b != nil {
 			s.unregisterBuild(b)
-			b.snap.Close()
+			b.closeSnap()
 		}
 		return nil, err
 	}
@@ -117,6 +119,10 @@ func (s *Store) registerBuild(b *IndexBuild) {
 	}
 	s.builds[b.collID] = append(s.builds[b.collID], b)
 	s.buildCount.Add(1)
+	if s.openBuilds == nil {
+		s.openBuilds = map[*IndexBuild]struct{}{}
+	}
+	s.openBuilds[b] = struct{}{}
 }
 
 // unregisterBuild removes b; it is a no-op when b is not registered.
@@ -166,6 +172,11 @@ const buildChunk = 4 << 20
 // duplicates are only noted here, since writes recorded in the side table
 // may still resolve them, and judged at Commit.
 func (b *IndexBuild) Run(ctx context.Context) error {
+	b.s.buildRun.RLock()
+	defer b.s.buildRun.RUnlock()
+	if b.s.closed.Load() {
+		return ErrClosed
+	}
 	coll := &Collection{ID: b.collID}
 	if n, err := b.count(); err != nil {
 		return err
@@ -205,6 +216,9 @@ func (b *IndexBuild) Run(ctx context.Context) error {
 		if n := b.done.Add(1); n%512 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if b.s.closed.Load() {
+				return ErrClosed
 			}
 		}
 		doc, err := recs.it.ValueAndErr()
@@ -382,6 +396,10 @@ func (b *IndexBuild) drain() error {
 	last := -1
 	for range drainPasses {
 		b.s.wmu.Lock()
+		if b.s.closed.Load() {
+			b.s.wmu.Unlock()
+			return ErrClosed
+		}
 		b.mu.Lock()
 		side := b.side
 		// Stop when little is left, or when writers add as fast as a pass
@@ -394,6 +412,9 @@ func (b *IndexBuild) drain() error {
 		b.side = map[int64]struct{}{}
 		b.mu.Unlock()
 		last = len(side)
+		// buildRun is taken before wmu is released, so Close (which
+		// holds wmu, then waits for buildRun) cannot start in between.
+		b.s.buildRun.RLock()
 		sn := b.s.db.NewSnapshot()
 		b.s.wmu.Unlock()
 		batch := b.s.db.NewBatch()
@@ -407,6 +428,7 @@ func (b *IndexBuild) drain() error {
 		}
 		batch.Close()
 		sn.Close()
+		b.s.buildRun.RUnlock()
 		if err != nil {
 			return err
 		}
@@ -554,7 +576,36 @@ func (b *IndexBuild) Abort() {
 func (b *IndexBuild) finish() {
 	if !b.finished {
 		b.finished = true
+		b.s.buildRun.RLock()
+		if !b.s.closed.Load() {
+			b.closeSnap()
+		}
+		b.s.buildRun.RUnlock()
+	}
+}
+
+// closeSnap releases the build's snapshot once.
+func (b *IndexBuild) closeSnap() {
+	b.snapOnce.Do(func() {
 		b.snap.Close()
+		b.s.buildsMu.Lock()
+		delete(b.s.openBuilds, b)
+		b.s.buildsMu.Unlock()
+	})
+}
+
+// closeBuilds releases the snapshots of the builds not finished yet;
+// Close calls it holding buildRun exclusively, so no build is reading
+// them.
+func (s *Store) closeBuilds() {
+	s.buildsMu.Lock()
+	open := make([]*IndexBuild, 0, len(s.openBuilds))
+	for b := range s.openBuilds {
+		open = append(open, b)
+	}
+	s.buildsMu.Unlock()
+	for _, b := range open {
+		b.closeSnap()
 	}
 }
 

@@ -377,3 +377,31 @@ func BenchmarkIndexBuildWriteLatency(b *testing.B) {
 		})
 	}
 }
+
+// TestIndexBuildCloseDuringBuild: closing the store while a build scans
+// stops the build with ErrClosed (or lets it finish) without a panic,
+// and Close reports no leaked snapshot.
+func TestIndexBuildCloseDuringBuild(t *testing.T) {
+	s := open(t, t.TempDir())
+	fillBuild(t, s, 20_000)
+	b := beginBuild(t, s, buildSpec(t, bson.D{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}}))
+	errc := make(chan error, 1)
+	go func() {
+		err := b.Run(context.Background())
+		if err == nil {
+			_, err = b.Commit(keepAll)
+		} else {
+			b.Abort()
+		}
+		errc <- err
+	}()
+	for b.done.Load() == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close during a build: %v", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, ErrClosed) {
+		t.Fatalf("build after close: %v", err)
+	}
+}

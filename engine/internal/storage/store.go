@@ -70,6 +70,13 @@ type Store struct {
 	buildsMu   sync.Mutex
 	builds     map[uint64][]*IndexBuild
 	buildCount atomic.Int64
+	// openBuilds are the builds whose snapshot is open (guarded by
+	// buildsMu): Close releases them.
+	openBuilds map[*IndexBuild]struct{}
+	// buildRun is held shared by index builds while they read their
+	// snapshots outside wmu; Close takes it exclusively, so it never
+	// closes Pebble under a build's iterator (indexbuild.go).
+	buildRun sync.RWMutex
 	// cacheSize is the block cache's capacity (CacheStats).
 	cacheSize int64
 	// syncing counts commits that left wmu and wait for their WAL sync
@@ -134,6 +141,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.buildRun.Lock() // builds see closed and stop within a few hundred documents
+	defer s.buildRun.Unlock()
+	s.closeBuilds()
 	s.syncing.Wait()
 	return s.db.Close()
 }
