@@ -68,6 +68,11 @@ type diskGuard struct {
 
 // ErrDiskFull is the error a refused write returns; the command layer
 // receives it as OutOfDiskSpace (14031).
+//
+// Divergence: mongod answers OutOfDiskSpace when WiredTiger meets ENOSPC;
+// formwork refuses writes earlier, once free space falls under the
+// reserve (DefaultDiskReserve), because Pebble cannot survive a failed WAL
+// write (TestDiskFullRefusesWrites in package engine).
 var ErrDiskFull = mongoerr.New(mongoerr.OutOfDiskSpace, "Insufficient free space on the data directory's disk: writes are refused until space is freed")
 
 // errWALBroken is the error once a WAL write has failed for lack of space.
