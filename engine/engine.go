@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/formworkdb/formwork/engine/internal/command"
 	"github.com/formworkdb/formwork/engine/internal/server"
 	"github.com/formworkdb/formwork/engine/internal/storage"
@@ -57,6 +59,10 @@ type Options struct {
 	// localhost exception). Off, commands run unchecked, though clients
 	// that send credentials are still authenticated.
 	Auth bool
+
+	// fs replaces the file system under Dir (fault injection in tests,
+	// export_test.go).
+	fs vfs.FS
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -78,7 +84,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// Every record also goes to a ring of recent lines for getLog.
 	log, ram := command.WithRAMLog(opts.Logger)
 	opts.Logger = log
-	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize})
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.fs})
 	if err != nil {
 		return nil, err
 	}

@@ -104,6 +104,8 @@ var codeNames = map[int32]string{
 	31:    "RoleNotFound",
 	74:    "InvalidRoleModification",
 	334:   "MechanismUnavailable",
+	14031: "OutOfDiskSpace",
+	276:   "IndexBuildAborted",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

@@ -150,53 +150,6 @@ func runHostInfo(ctx context.Context, r *Request) (bson.D, error) {
 	}, nil
 }
 
-func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
-	e := r.Env
-	up := time.Since(e.started)
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	e.opsMu.Lock()
-	ops := bson.D{}
-	for _, k := range []string{"insert", "query", "update", "delete", "getmore", "command"} {
-		ops = append(ops, bson.E{Key: k, Value: e.opCounts[k]})
-	}
-	e.opsMu.Unlock()
-	host, _ := os.Hostname()
-	d := bson.D{
-		{Key: "host", Value: host},
-		{Key: "version", Value: Version},
-		{Key: "process", Value: "formwork"},
-		{Key: "pid", Value: int64(os.Getpid())},
-		{Key: "uptime", Value: up.Seconds()},
-		{Key: "uptimeMillis", Value: up.Milliseconds()},
-		{Key: "uptimeEstimate", Value: int64(up.Seconds())},
-		{Key: "localTime", Value: bson.NewDateTimeFromTime(time.Now())},
-		{Key: "connections", Value: bson.D{
-			{Key: "current", Value: int32(e.connCurrent.Load())},
-			{Key: "available", Value: int32(1000000)},
-			{Key: "totalCreated", Value: int32(e.nextCID.Load())},
-		}},
-		{Key: "opcounters", Value: ops},
-		{Key: "mem", Value: bson.D{{Key: "bits", Value: int32(64)}, {Key: "resident", Value: int32(ms.Sys >> 20)}, {Key: "virtual", Value: int32(ms.Sys >> 20)}}},
-		{Key: "metrics", Value: bson.D{
-			{Key: "cursor", Value: bson.D{{Key: "open", Value: bson.D{{Key: "total", Value: int64(e.Cursors.Open())}}}}},
-			{Key: "ttl", Value: bson.D{{Key: "deletedDocuments", Value: e.ttl.deleted.Load()}, {Key: "passes", Value: e.ttl.passes.Load()}}},
-		}},
-		{Key: "storageEngine", Value: bson.D{{Key: "name", Value: "formwork"}, {Key: "supportsCommittedReads", Value: true}, {Key: "persistent", Value: e.Store.Durable()}}},
-	}
-	if !e.Config.Standalone {
-		d = append(d, bson.E{Key: "repl", Value: bson.D{
-			{Key: "hosts", Value: bson.A{e.Config.Host}},
-			{Key: "setName", Value: e.Config.SetName},
-			{Key: "isWritablePrimary", Value: true},
-			{Key: "secondary", Value: false},
-			{Key: "primary", Value: e.Config.Host},
-			{Key: "me", Value: e.Config.Host},
-		}})
-	}
-	return d, nil
-}
-
 func runConnectionStatus(ctx context.Context, r *Request) (bson.D, error) {
 	return connectionStatus(r) // auth_status.go
 }

@@ -58,38 +58,7 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		specs[i] = sp
 	}
 	ns := r.DB + "." + name
-	var before, after int
-	created := false
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
-		c := w.Collection(ns)
-		if c == nil {
-			var err error
-			if c, err = w.CreateCollection(ns, nil); err != nil {
-				return err
-			}
-			created = true
-		}
-		before = len(c.Indexes)
-		for _, sp := range specs {
-			c = w.Collection(ns)
-			sp = inheritCollation(c, sp)
-			exists, err := indexConflict(c, sp)
-			if err != nil {
-				return err
-			}
-			if exists {
-				continue
-			}
-			if len(c.Indexes) >= maxIndexes {
-				return mongoerr.Newf(mongoerr.CannotCreateIndex, "add index fails, too many indexes for %s key:%s", ns, formatValue(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: sp.Key}))
-			}
-			if _, err := w.CreateIndex(ns, sp); err != nil {
-				return writeErr(err)
-			}
-		}
-		after = len(w.Collection(ns).Indexes)
-		return nil
-	})
+	before, after, created, err := runIndexBuild(ctx, r, ns, specs)
 	if err != nil {
 		return nil, err
 	}

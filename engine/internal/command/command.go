@@ -172,6 +172,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}
 	e.endOp(op, r, reply, err, time.Since(start))
+	e.stats.observe(name, r.Body, reply, err)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
 	}

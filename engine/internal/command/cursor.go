@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -41,6 +42,8 @@ type Cursors struct {
 	mu      sync.Mutex
 	m       map[int64]*Cursor
 	timeout time.Duration
+	// timedOut counts cursors closed for idleness (serverStatus).
+	timedOut atomic.Int64
 }
 
 func newCursors(timeout time.Duration) *Cursors {
@@ -106,6 +109,7 @@ func (cs *Cursors) Expire(now time.Time) int {
 	for _, id := range old {
 		cs.remove(id)
 	}
+	cs.timedOut.Add(int64(len(old)))
 	return len(old)
 }
 

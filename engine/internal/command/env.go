@@ -59,6 +59,7 @@ type Env struct {
 	tsBuckets *bucketCatalog
 	x         *envExt // planner, profiler and index usage state
 	inprog    *inProgress
+	builds    buildsByRequest // index builds in progress, for currentOp (index_build.go)
 	sessions  *sessionCache
 	fail      *failPoints // configureFailPoint's failpoints
 	fsync     fsyncLock   // fsync lock: true
@@ -66,8 +67,7 @@ type Env struct {
 	// shuttingDown is set by the shutdown command: new commands fail.
 	shuttingDown atomic.Bool
 
-	opsMu    sync.Mutex
-	opCounts map[string]int64
+	stats serverStats // serverStatus' counters (server_status.go)
 
 	validators validators // compiled collection validators (validation.go)
 	users      *userStore // admin.system.users and admin.system.roles (auth_store.go)
@@ -101,7 +101,6 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		inprog:    newInProgress(),
 		sessions:  newSessionCache(),
 		fail:      newFailPoints(),
-		opCounts:  map[string]int64{},
 		users:     newUserStore(st),
 	}
 }
@@ -149,11 +148,7 @@ type Conn struct {
 	auth connAuth
 }
 
-func (e *Env) countOp(kind string) {
-	e.opsMu.Lock()
-	e.opCounts[kind]++
-	e.opsMu.Unlock()
-}
+func (e *Env) countOp(kind string) { e.stats.countOp(kind) }
 
 // logicalClock hands out increasing timestamps for operationTime and
 // $clusterTime.

@@ -143,6 +143,7 @@ func (e *Env) currentOps(opts currentOpOptions) []bson.Raw {
 			bson.E{Key: "lockStats", Value: bson.D{}},
 			bson.E{Key: "waitingForFlowControl", Value: false},
 			bson.E{Key: "flowControlStats", Value: bson.D{}})
+		d = append(d, e.buildFields(r)...)
 		add(d)
 	}
 	for _, c := range idle {

@@ -106,6 +106,8 @@ const (
 	RoleNotFound                             Code = 31
 	MechanismUnavailable                     Code = 334
 	InvalidRoleModification                  Code = 74
+	OutOfDiskSpace                           Code = 14031
+	IndexBuildAborted                        Code = 276
 )
 
 var names = map[Code]string{
@@ -207,6 +209,8 @@ var names = map[Code]string{
 	RoleNotFound:                             "RoleNotFound",
 	MechanismUnavailable:                     "MechanismUnavailable",
 	InvalidRoleModification:                  "InvalidRoleModification",
+	OutOfDiskSpace:                           "OutOfDiskSpace",
+	IndexBuildAborted:                        "IndexBuildAborted",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

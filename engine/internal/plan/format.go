@@ -71,8 +71,19 @@ func formatDouble(f float64) string {
 
 func formatValue(b *strings.Builder, v bson.RawValue) { formatValueOpt(b, v, false) }
 
+// maxFormatDepth is how deep formatValue descends into documents and
+// arrays; deeper levels print as "...", as mongod's BSONObj::toString
+// stops at its recursion limit. It bounds the recursion whatever the
+// input (documents reaching the planner are at most 200 levels deep).
+const maxFormatDepth = 100
+
 // formatValueOpt is formatValue; keyed prints strings as collation keys.
 func formatValueOpt(b *strings.Builder, v bson.RawValue, keyed bool) {
+	formatValueDepth(b, v, keyed, 0)
+}
+
+// formatValueDepth is formatValueOpt at nesting depth.
+func formatValueDepth(b *strings.Builder, v bson.RawValue, keyed bool, depth int) {
 	switch v.Type {
 	case bson.TypeMinKey:
 		b.WriteString("MinKey")
@@ -118,6 +129,10 @@ func formatValueOpt(b *strings.Builder, v bson.RawValue, keyed bool) {
 		st, data := v.Binary()
 		fmt.Fprintf(b, "BinData(%d, %s)", st, strings.ToUpper(hex.EncodeToString(data)))
 	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		if depth >= maxFormatDepth {
+			b.WriteString("...")
+			return
+		}
 		open, closeCh := "{", "}"
 		if v.Type == bson.TypeArray {
 			open, closeCh = "[", "]"
@@ -133,7 +148,7 @@ func formatValueOpt(b *strings.Builder, v bson.RawValue, keyed bool) {
 			if v.Type == bson.TypeEmbeddedDocument {
 				b.WriteString(k + ": ")
 			}
-			formatValueOpt(b, e, keyed)
+			formatValueDepth(b, e, keyed, depth+1)
 			return true
 		})
 		if n == 0 {

@@ -180,6 +180,7 @@ func (s *Server) handle(c net.Conn) {
 	var out []byte
 	for msg := range msgs {
 		reply, ok := s.serve(ctx, conn, msg, log)
+		s.env.NoteNetwork(int(msg.Header.Length), sentLen(reply, ok)+replyHeaderLen(msg.Header.OpCode, ok))
 		if conn.CloseRequested() {
 			log.Debug("closing connection at a command's request")
 			return

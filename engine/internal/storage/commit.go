@@ -24,7 +24,7 @@ func (s *Store) Write(fn func(w *Writer) error) error {
 	defer s.syncing.Done()
 	defer b.Close()
 	if err := b.SyncWait(); err != nil {
-		return fmt.Errorf("storage: sync: %w", err)
+		return s.wrapCommitErr(err, true)
 	}
 	return nil
 }
@@ -33,10 +33,16 @@ func (s *Store) Write(fn func(w *Writer) error) error {
 // the batch when the caller must still wait for its WAL sync (and then
 // call syncing.Done and close it), or nil when the write is finished.
 func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
+	if err := s.disk.admit(); err != nil {
+		return nil, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if err := s.disk.admit(); err != nil {
+		return nil, err // the disk filled while this writer waited
 	}
 	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
 	err := fn(w)
@@ -74,7 +80,7 @@ func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
 	}
 	if err := s.db.ApplyNoSyncWait(w.b, pebble.Sync); err != nil {
 		w.b.Close()
-		return nil, fmt.Errorf("storage: commit: %w", err)
+		return nil, s.wrapCommitErr(err, true)
 	}
 	if len(w.pending) > 0 {
 		s.publish(w.pending)

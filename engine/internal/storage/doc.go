@@ -44,6 +44,16 @@
 //	    iterator per index that stays valid because I2 keeps committed
 //	    data fixed while the Writer runs. Collections whose entries the
 //	    batch range-deleted or bulk-built fall back to Batch.Get.
+//	I10. An index build (IndexBuild, indexbuild.go) reads a snapshot
+//	    without wmu and writes its entries under an index id the catalog
+//	    reserves but does not list, so no reader sees them; writes made
+//	    meanwhile are recorded (the side table) and re-indexed before the
+//	    index is published under wmu. Open removes entries of index ids
+//	    no catalog entry lists (a build a crash interrupted).
+//	I11. On disk, a write is refused with OutOfDiskSpace before it reaches
+//	    Pebble while the free space is under the reserve or a background
+//	    write met ENOSPC (diskfull.go): a WAL write that fails leaves
+//	    Pebble unusable, so it must never be attempted on a full disk.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

@@ -36,6 +36,13 @@ type Options struct {
 	// DefaultCacheSize. Memtables are sized from it (see tune).
 	CacheSize int64
 
+	// DiskReserve is the free space below which writes are refused with
+	// OutOfDiskSpace; zero means DefaultDiskReserve (diskfull.go).
+	DiskReserve int64
+	// FS replaces the operating system's file system under Dir (fault
+	// injection in tests); nil means the real one.
+	FS vfs.FS
+
 	// fs replaces the operating system's file system under Dir (tests).
 	fs vfs.FS
 }
@@ -55,6 +62,23 @@ type Store struct {
 	cat atomic.Pointer[map[string]*Collection]
 
 	closed atomic.Bool
+	// disk refuses writes on a full disk; nil in memory (diskfull.go).
+	disk *diskGuard
+	// builds are the index builds in progress by collection id, which
+	// writers record their writes for (indexbuild.go); buildCount lets
+	// writers skip buildsMu when there is none.
+	buildsMu   sync.Mutex
+	builds     map[uint64][]*IndexBuild
+	buildCount atomic.Int64
+	// openBuilds are the builds whose snapshot is open (guarded by
+	// buildsMu): Close releases them.
+	openBuilds map[*IndexBuild]struct{}
+	// buildRun is held shared by index builds while they read their
+	// snapshots outside wmu; Close takes it exclusively, so it never
+	// closes Pebble under a build's iterator (indexbuild.go).
+	buildRun sync.RWMutex
+	// cacheSize is the block cache's capacity (CacheStats).
+	cacheSize int64
 	// syncing counts commits that left wmu and wait for their WAL sync
 	// (I3); Close waits for them.
 	syncing sync.WaitGroup
@@ -89,12 +113,19 @@ func Open(opts Options) (*Store, error) {
 		dir = "mem"
 	case opts.fs != nil:
 		po.FS = opts.fs
+	case opts.FS != nil:
+		po.FS = opts.FS
+	}
+	var guard *diskGuard
+	if opts.Dir != "" {
+		guard = newDiskGuard(diskFS(po.FS), dir, opts.DiskReserve, opts.Logger)
+		guard.listen(po)
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard, cacheSize: po.CacheSize}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -110,6 +141,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.buildRun.Lock() // builds see closed and stop within a few hundred documents
+	defer s.buildRun.Unlock()
+	s.closeBuilds()
 	s.syncing.Wait()
 	return s.db.Close()
 }
@@ -140,7 +174,10 @@ func (s *Store) load() error {
 		colls[c.NS] = c
 	}
 	s.cat.Store(&colls)
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return s.dropOrphanEntries(colls)
 }
 
 func (s *Store) lastRecordID(collID uint64) (int64, error) {

@@ -159,6 +159,7 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 		}
 	}
 	rid := w.nextRID(c)
+	w.noteSide(c.ID, rid)
 	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
 	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return 0, err
@@ -193,6 +194,7 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			return err
 		}
 	}
+	w.noteSide(c.ID, rid)
 	w.kbuf = appendRecordKey(w.kbuf[:0], c.ID, rid)
 	if err := w.b.Set(w.kbuf, doc, nil); err != nil {
 		return err
@@ -218,6 +220,7 @@ func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
 	if err != nil {
 		return err
 	}
+	w.noteSide(c.ID, rid)
 	if err := w.b.Delete(recordKey(c.ID, rid), nil); err != nil {
 		return err
 	}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package engine_test
+
+// raceEnabled reports a -race build: heavy tests shrink their data sets.
+const raceEnabled = false
