@@ -103,6 +103,10 @@ const (
 	InterruptedDueToReplStateChange          Code = 11602
 	NotPrimaryNoSecondaryOk                  Code = 13435
 	NotPrimaryOrSecondary                    Code = 13436
+	TransactionCommitted                     Code = 256
+	TransactionTooLarge                      Code = 334
+	TransactionExceededLifetimeLimitSeconds  Code = 290
+	SnapshotUnavailable                      Code = 246
 )
 
 var names = map[Code]string{
@@ -201,6 +205,10 @@ var names = map[Code]string{
 	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
 	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
 	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
+	TransactionCommitted:                     "TransactionCommitted",
+	TransactionTooLarge:                      "TransactionTooLarge",
+	TransactionExceededLifetimeLimitSeconds:  "TransactionExceededLifetimeLimitSeconds",
+	SnapshotUnavailable:                      "SnapshotUnavailable",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises
