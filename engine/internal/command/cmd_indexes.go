@@ -60,7 +60,10 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 	ns := r.DB + "." + name
 	var before, after int
 	created := false
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	if err := r.txnCreateIndexAllowed(ns); err != nil {
+		return nil, err
+	}
+	err = r.write(func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			var err error

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
 // Request is one command as a handler sees it.
@@ -30,6 +31,11 @@ type Request struct {
 	op *opState
 	// bypassValidation is the command's bypassDocumentValidation.
 	bypassValidation bool
+	// txn is the multi-document transaction the command runs in, or nil.
+	txn *txnRun
+	// retryMark, for a retryable write, stages the session's record in
+	// the write's batch (retry.go); nil otherwise.
+	retryMark func(w *storage.Writer) error
 }
 
 // handler runs one command and returns the reply fields besides ok.
@@ -131,8 +137,14 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s attempts to write to system.js", name)
 		}
 	}
-	if r.Generic.StartTransaction || r.Generic.Autocommit != nil {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "multi-document transactions are not supported by this server yet")
+	if r.Generic.StartTransaction || r.Generic.Autocommit != nil || r.Generic.startGiven || txnControl(name) {
+		unlock, err := e.txnEnter(r)
+		if err != nil {
+			return nil, e.labelError(r, err, nil, false)
+		}
+		if unlock != nil {
+			defer unlock()
+		}
 	}
 	if r.Generic.MaxTimeMS > 0 {
 		var cancel context.CancelFunc
@@ -145,7 +157,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	start := time.Now()
 	r.start = start
 	run := s.run
-	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
+	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil && r.Generic.Autocommit == nil {
 		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }
 	}
 	ctx, finish := e.inprog.begin(ctx, r)
@@ -156,6 +168,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		}
 	}
 	reply, err := e.runFailCommand(ctx, r, run)
+	e.txnExit(r, reply, err)
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}

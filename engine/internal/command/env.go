@@ -87,7 +87,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		Store:     st,
 		Config:    cfg,
 		Cursors:   newCursors(cfg.CursorTimeout),
-		retry:     newRetryCache(),
+		retry:     newRetryCache(st),
 		tsBuckets: &bucketCatalog{open: map[uint64]map[string]*openBucket{}, stats: map[uint64]*tsStats{}},
 		log:       log,
 		started:   time.Now(),
@@ -100,8 +100,11 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 	}
 }
 
-// Close releases the cursors.
-func (e *Env) Close() { e.Cursors.closeAll() }
+// Close releases the cursors and aborts open transactions.
+func (e *Env) Close() {
+	e.Cursors.closeAll()
+	e.abortAllTxns()
+}
 
 // NewConn returns the state of a new client connection. The caller calls
 // CloseConn when the connection ends.

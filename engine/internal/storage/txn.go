@@ -150,7 +150,7 @@ func (t *Txn) Stage(fn func(w *Writer) error) error {
 		limit = DefaultTxnLimit
 	}
 	if t.b.Len() > limit {
-		t.err = mongoerr.Newf(mongoerr.TransactionTooLarge, "Total size of all transaction operations must be less than %d. Actual size is %d", limit, t.b.Len())
+		t.err = mongoerr.Newf(mongoerr.TransactionTooLarge, "Total size of all transaction operations must be less than server parameter 'transactionSizeLimitBytes' = %d", limit)
 		return t.err
 	}
 	return nil
