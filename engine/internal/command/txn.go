@@ -60,6 +60,9 @@ func (e *Env) txnEnter(r *Request) (func(), error) {
 		}
 		return nil, nil
 	}
+	if e.Config.Standalone {
+		return nil, mongoerr.New(mongoerr.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos")
+	}
 	if g.LSID == nil {
 		return nil, mongoerr.New(mongoerr.InvalidOptions, "Transaction number requires a session ID to also be specified")
 	}
