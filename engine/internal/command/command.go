@@ -137,15 +137,6 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s attempts to write to system.js", name)
 		}
 	}
-	if r.Generic.StartTransaction || r.Generic.Autocommit != nil || r.Generic.startGiven || txnControl(name) {
-		unlock, err := e.txnEnter(r)
-		if err != nil {
-			return nil, e.labelError(r, err, nil, false)
-		}
-		if unlock != nil {
-			defer unlock()
-		}
-	}
 	if r.Generic.MaxTimeMS > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.Generic.MaxTimeMS)*time.Millisecond)
@@ -160,6 +151,11 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil && r.Generic.Autocommit == nil {
 		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }
 	}
+	if r.Generic.StartTransaction || r.Generic.Autocommit != nil || r.Generic.startGiven || txnControl(name) {
+		// The transaction is found (or begun) inside the command, after
+		// failCommand had its say, as mongod checks out the session.
+		run = e.txnRun(run)
+	}
 	ctx, finish := e.inprog.begin(ctx, r)
 	if r.Generic.LSID != nil {
 		if err := e.sessions.touch(r.Generic.LSID, start); err != nil {
@@ -168,7 +164,6 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		}
 	}
 	reply, err := e.runFailCommand(ctx, r, run)
-	e.txnExit(r, reply, err)
 	if finish() && err != nil {
 		err = mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
 	}

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -39,6 +40,23 @@ func txnControl(name string) bool { return name == "commitTransaction" || name =
 
 // inTxn reports whether r runs inside a multi-document transaction.
 func (r *Request) inTxn() bool { return r.Generic.Autocommit != nil }
+
+// txnRun wraps h so that it runs inside r's transaction: txnEnter
+// before, txnExit after, the session locked in between.
+func (e *Env) txnRun(h handler) handler {
+	return func(ctx context.Context, r *Request) (bson.D, error) {
+		unlock, err := e.txnEnter(r)
+		if err != nil {
+			return nil, err
+		}
+		if unlock != nil {
+			defer unlock()
+		}
+		reply, err := h(ctx, r)
+		e.txnExit(r, reply, err)
+		return reply, err
+	}
+}
 
 // txnEnter checks r's transaction fields, locks its session and begins
 // or continues the transaction r names (mongod's beginOrContinue). On

@@ -101,6 +101,11 @@ func transientTxnCode(c mongoerr.Code, control, hasWCE bool) bool {
 		return true
 	case mongoerr.NoSuchTransaction:
 		return !control || !hasWCE
+	case mongoerr.NotWritablePrimary, mongoerr.NotPrimaryNoSecondaryOk, mongoerr.NotPrimaryOrSecondary,
+		mongoerr.InterruptedDueToReplStateChange, mongoerr.PrimarySteppedDown:
+		// A statement (not commit or abort) that failed because the node
+		// is no longer primary left nothing behind.
+		return !control
 	}
 	return false
 }

@@ -54,6 +54,9 @@ type Txn struct {
 	held map[string][]byte
 	// order lists the record keys written, first write first.
 	order [][]byte
+	// unique caches, by collection and index id, whether an index is
+	// unique (conflicts).
+	unique map[string]bool
 	// refs counts the Snapshots handed out and not yet closed; the Pebble
 	// snapshot closes when the transaction ended and refs is zero.
 	mu    sync.Mutex
@@ -186,7 +189,7 @@ func (t *Txn) fold() error {
 			t.err = mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot drop a collection or an index in a multi-document transaction.")
 			return t.err
 		}
-		if len(k) > 0 && k[0] == prefixRecord && t.err == nil {
+		if t.err == nil && t.conflicts(k) {
 			if err := t.hold(k); err != nil {
 				t.err = err
 			}
@@ -224,8 +227,63 @@ func (t *Txn) hold(k []byte) error {
 	key := string(k)
 	tab.held[key] = t
 	t.held[key] = was
-	t.order = append(t.order, []byte(key))
+	if k[0] == prefixRecord {
+		t.order = append(t.order, []byte(key))
+	}
 	return nil
+}
+
+// conflicts reports whether writing key k can conflict with another
+// writer: a document, or an entry of a unique index (two transactions
+// inserting the same unique key conflict, as in mongod, rather than the
+// second failing only at commit). Entries of other indexes carry their
+// record id, so their conflicts are the document's.
+func (t *Txn) conflicts(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	switch k[0] {
+	case prefixRecord:
+		return true
+	case prefixIndex:
+		if len(k) < indexPrefixLen {
+			return false
+		}
+		id := string(k[1:indexPrefixLen])
+		if u, ok := t.unique[id]; ok {
+			return u
+		}
+		collID, ixID := beUint64(k[1:9]), uint32(beUint64(append(make([]byte, 4), k[9:13]...)))
+		u := false
+		for _, c := range t.pending {
+			if c != nil && c.ID == collID {
+				u = indexUnique(c, ixID)
+			}
+		}
+		if !u {
+			for _, c := range t.s.catalog() {
+				if c.ID == collID {
+					u = indexUnique(c, ixID)
+				}
+			}
+		}
+		if t.unique == nil {
+			t.unique = map[string]bool{}
+		}
+		t.unique[id] = u
+		return u
+	}
+	return false
+}
+
+// indexUnique reports whether c's index ixID is unique.
+func indexUnique(c *Collection, ixID uint32) bool {
+	for _, ix := range c.Indexes {
+		if ix.ID == ixID {
+			return ix.Unique
+		}
+	}
+	return false
 }
 
 // unhold releases the documents the transaction holds; wmu is held.
@@ -318,16 +376,13 @@ func (t *Txn) replay(w *Writer) error {
 	for _, c := range t.s.catalog() {
 		byID[c.ID] = c
 	}
-	// Held documents must be as the snapshot had them.
+	// Held documents and unique keys must be as the snapshot had them.
 	for k, was := range t.held {
-		if was == nil {
-			continue
-		}
 		now, err := pointGet(t.s.db, []byte(k))
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(was, now) {
+		if !bytes.Equal(was, now) || (was == nil) != (now == nil) {
 			return ErrWriteConflict
 		}
 	}
