@@ -33,6 +33,10 @@ type Request struct {
 	bypassValidation bool
 	// txn is the multi-document transaction the command runs in, or nil.
 	txn *txnRun
+	// snapView and snapTime serve a snapshot read outside a transaction
+	// (snapshot_read.go).
+	snapView *storage.Txn
+	snapTime bson.Timestamp
 	// retryMark, for a retryable write, stages the session's record in
 	// the write's batch (retry.go); nil otherwise.
 	retryMark func(w *storage.Writer) error
@@ -156,6 +160,11 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		// failCommand had its say, as mongod checks out the session.
 		run = e.txnRun(run)
 	}
+	if r.Generic.ReadConcernLevel == "snapshot" && r.Generic.Autocommit == nil && !r.Generic.startGiven {
+		if err := e.snapshotRead(r); err != nil {
+			return nil, err
+		}
+	}
 	ctx, finish := e.inprog.begin(ctx, r)
 	if r.Generic.LSID != nil {
 		if err := e.sessions.touch(r.Generic.LSID, start); err != nil {
@@ -170,6 +179,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	e.endOp(op, r, reply, err, time.Since(start))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	if err == nil {
+		reply = r.withAtClusterTime(reply)
 	}
 	if err == nil && s.write {
 		// A write moves the cluster time that replies report as

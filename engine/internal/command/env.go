@@ -66,6 +66,8 @@ type Env struct {
 	opCounts map[string]int64
 
 	validators validators // compiled collection validators (validation.go)
+
+	snapHist snapshotHistory // views of snapshot reads (snapshot_read.go)
 }
 
 // NewEnv returns the command environment over st.
@@ -104,6 +106,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 func (e *Env) Close() {
 	e.Cursors.closeAll()
 	e.abortAllTxns()
+	e.closeSnapshotHistory()
 }
 
 // NewConn returns the state of a new client connection. The caller calls

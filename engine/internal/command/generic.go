@@ -26,8 +26,8 @@ type Generic struct {
 	Autocommit                           *bool
 	// startGiven and readConcernGiven record that the fields came.
 	startGiven, readConcernGiven bool
-	// AfterClusterTime is readConcern's afterClusterTime, when given.
-	AfterClusterTime *bson.Timestamp
+	// AfterClusterTime and AtClusterTime are readConcern's, when given.
+	AfterClusterTime, AtClusterTime *bson.Timestamp
 }
 
 type writeConcern struct {
@@ -231,7 +231,13 @@ func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
 				return mongoerr.FieldType("readConcern", "afterClusterTime", typeName(e.Value().Type), "timestamp")
 			}
 			g.AfterClusterTime = &bson.Timestamp{T: t, I: i}
-		case "afterOpTime", "atClusterTime", "provenance":
+		case "atClusterTime":
+			t, i, ok := e.Value().TimestampOK()
+			if !ok {
+				return mongoerr.FieldType("readConcern", "atClusterTime", typeName(e.Value().Type), "timestamp")
+			}
+			g.AtClusterTime = &bson.Timestamp{T: t, I: i}
+		case "afterOpTime", "provenance":
 			// Every committed write is visible to the next read on one node.
 		default:
 			return mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field 'readConcern.%s' is an unknown field.", e.Key())

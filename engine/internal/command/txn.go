@@ -268,6 +268,9 @@ func (r *Request) storeSnapshot() *storage.Snapshot {
 	if r.txn != nil {
 		return r.txn.st.Snapshot()
 	}
+	if r.snapView != nil {
+		return r.snapView.Snapshot()
+	}
 	return r.Env.Store.Snapshot()
 }
 
