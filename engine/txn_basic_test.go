@@ -270,3 +270,62 @@ func TestTxnLifetimeLimit(t *testing.T) {
 		t.Fatalf("count = %d, want 1", n)
 	}
 }
+
+// TestTxnKillAndEndSessions: killSessions and endSessions abort the
+// session's open transaction, releasing its documents.
+func TestTxnKillAndEndSessions(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("k")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"killSessions", "endSessions"} {
+		sess, _ := db.Client().StartSession()
+		sess.StartTransaction()
+		sc := mongo.NewSessionContext(ctx, sess)
+		if _, err := c.UpdateOne(sc, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 1}}}}); err != nil {
+			t.Fatal(err)
+		}
+		id := sess.ID()
+		if err := db.Client().Database("admin").RunCommand(ctx, bson.D{{Key: cmd, Value: bson.A{id}}}).Err(); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		// The document is free: a plain write goes through.
+		if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 10}}}}); err != nil {
+			t.Fatalf("after %s: %v", cmd, err)
+		}
+		err := sess.CommitTransaction(ctx)
+		wantCode(t, err, 251, "NoSuchTransaction")
+		sess.EndSession(ctx)
+	}
+	var got struct{ V int }
+	if err := c.FindOne(ctx, bson.D{}).Decode(&got); err != nil || got.V != 20 {
+		t.Fatalf("v = %d, %v; want 20 (no transactional increment)", got.V, err)
+	}
+}
+
+// TestTxnTooLarge: a transaction staging more than
+// transactionSizeLimitBytes fails with TransactionTooLarge.
+func TestTxnTooLarge(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	if err := db.Client().Database("admin").RunCommand(ctx, bson.D{{Key: "setParameter", Value: 1}, {Key: "transactionSizeLimitBytes", Value: 100000}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := db.Collection("big")
+	sess, _ := db.Client().StartSession()
+	defer sess.EndSession(ctx)
+	sess.StartTransaction()
+	sc := mongo.NewSessionContext(ctx, sess)
+	pad := string(make([]byte, 10000))
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = c.InsertOne(sc, bson.D{{Key: "_id", Value: i}, {Key: "pad", Value: pad}})
+	}
+	wantCode(t, err, 334, "TransactionTooLarge")
+	wantCode(t, sess.CommitTransaction(ctx), 251, "NoSuchTransaction")
+	if n, _ := c.CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("count = %d after the failed transaction", n)
+	}
+}
