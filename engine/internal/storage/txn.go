@@ -91,6 +91,11 @@ func (s *Store) BeginTxn() (*Txn, error) {
 		t.startIDs[c.ID] = true
 	}
 	t.ov.m = map[string]ovEntry{}
+	// Until the transaction writes, its reads change nothing in it, so
+	// that a view that never writes (a snapshot read's) can be read from
+	// several goroutines.
+	t.folded = len(t.b.Repr())
+	t.ov.sorted = []ovEntry{}
 	return t, nil
 }
 
@@ -164,9 +169,6 @@ func (t *Txn) Stage(fn func(w *Writer) error) error {
 // the write lock, or with nothing new to fold.
 func (t *Txn) fold() error {
 	repr := t.b.Repr()
-	if t.folded == 0 {
-		t.folded = batchrepr.HeaderLen
-	}
 	if len(repr) <= t.folded {
 		return t.err
 	}

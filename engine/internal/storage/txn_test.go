@@ -217,3 +217,36 @@ func TestTxnCreatesCollectionAndIndex(t *testing.T) {
 		t.Fatalf("scan after commit = %v", got)
 	}
 }
+
+// TestTxnViewSharedByReaders: a transaction that never writes is a view
+// several goroutines read at once (snapshot reads share one).
+func TestTxnViewSharedByReaders(t *testing.T) {
+	s := open(t, "")
+	defer s.Close()
+	c := seed(t, s, 1, 2, 3)
+	v, err := s.BeginTxn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedMore := s.Write(func(w *Writer) error {
+		_, err := w.Insert(w.Collection("db.c"), doc(t, bson.D{{Key: "_id", Value: int32(4)}}))
+		return err
+	})
+	if seedMore != nil {
+		t.Fatal(seedMore)
+	}
+	done := make(chan []int32, 4)
+	for range 4 {
+		go func() {
+			sn := v.Snapshot()
+			defer sn.Close()
+			done <- scanIDs(t, sn, c, false)
+		}()
+	}
+	for range 4 {
+		if got := <-done; len(got) != 3 {
+			t.Errorf("view scan = %v, want the 3 documents of its time", got)
+		}
+	}
+	v.Abort()
+}
