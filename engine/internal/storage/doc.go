@@ -8,6 +8,8 @@
 //	'r' collID(8) recordID(8)       one document
 //	'i' collID(8) indexID(4) key    unique index entry, value recordID(8)
 //	'i' collID(8) indexID(4) key rid  non-unique index entry, empty value
+//	'S' sessionID                   a session's newest retryable write or
+//	                                transaction and its outcome (BSON)
 //
 // Invariants:
 //
@@ -44,6 +46,11 @@
 //	    iterator per index that stays valid because I2 keeps committed
 //	    data fixed while the Writer runs. Collections whose entries the
 //	    batch range-deleted or bulk-built fall back to Batch.Get.
+//
+// Multi-document transactions (Txn, see txn.go for T1–T5) read a
+// snapshot plus their own writes, stage each statement through an
+// ordinary Writer into a private batch under the write lock, and commit
+// by replaying what they wrote through Store.Write in one batch.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It
