@@ -479,3 +479,10 @@ func (t *Txn) newIter(o *pebble.IterOptions) (kvIter, error) {
 }
 
 var errTxnIterDirection = errors.New("storage: transaction iterators do not change direction")
+
+// Staging reports whether the Writer stages a transaction's statement
+// (Txn.Stage) rather than committing: its batch is never applied, so
+// nothing derived from it (an oplog entry) should be written; the
+// transaction's commit replays its documents through a Writer marked
+// with MarkTransaction.
+func (w *Writer) Staging() bool { return w.view != nil }
