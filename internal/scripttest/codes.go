@@ -101,6 +101,10 @@ var codeNames = map[int32]string{
 	11602: "InterruptedDueToReplStateChange",
 	13435: "NotPrimaryNoSecondaryOk",
 	13436: "NotPrimaryOrSecondary",
+	246:   "SnapshotUnavailable",
+	256:   "TransactionCommitted",
+	290:   "TransactionExceededLifetimeLimitSeconds",
+	334:   "TransactionTooLarge",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in
