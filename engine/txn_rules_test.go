@@ -68,3 +68,35 @@ func TestTxnConcernRules(t *testing.T) {
 		t.Fatalf("statement after commit: %v, want TransactionCommitted", r)
 	}
 }
+
+// TestSnapshotReadAtClusterTime: a snapshot read answers atClusterTime,
+// a later read at that time sees the data of then, and a time older than
+// any kept view answers SnapshotTooOld (the Divergence in
+// snapshot_read.go).
+func TestSnapshotReadAtClusterTime(t *testing.T) {
+	edb, _ := newDB(t)
+	rc := dialRaw(t, edb)
+	rc.run(bson.D{{Key: "insert", Value: "s"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: 1}}}}, {Key: "$db", Value: "test"}})
+	find := func(rcn bson.D) bson.Raw {
+		return rc.run(bson.D{{Key: "find", Value: "s"}, {Key: "readConcern", Value: rcn}, {Key: "$db", Value: "test"}})
+	}
+	first := find(bson.D{{Key: "level", Value: "snapshot"}})
+	at, ati, ok := first.Lookup("cursor", "atClusterTime").TimestampOK()
+	if !ok {
+		t.Fatalf("no atClusterTime: %v", first)
+	}
+	rc.run(bson.D{{Key: "update", Value: "s"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 2}}}}}}}}, {Key: "$db", Value: "test"}})
+	again := find(bson.D{{Key: "level", Value: "snapshot"}, {Key: "atClusterTime", Value: bson.Timestamp{T: at, I: ati}}})
+	docs, _ := again.Lookup("cursor", "firstBatch").Array().Values()
+	if len(docs) != 1 || docs[0].Document().Lookup("x").Int32() != 1 {
+		t.Fatalf("read at the first time: %v", again)
+	}
+	old := find(bson.D{{Key: "level", Value: "snapshot"}, {Key: "atClusterTime", Value: bson.Timestamp{T: 1, I: 1}}})
+	if c, _ := old.Lookup("code").Int32OK(); c != 239 {
+		t.Fatalf("old time: %v, want SnapshotTooOld", old)
+	}
+	ins := rc.run(bson.D{{Key: "insert", Value: "s"}, {Key: "documents", Value: bson.A{bson.D{}}}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: "snapshot"}}}, {Key: "$db", Value: "test"}})
+	if c, _ := ins.Lookup("code").Int32OK(); c != 72 {
+		t.Fatalf("insert at snapshot: %v, want InvalidOptions", ins)
+	}
+}

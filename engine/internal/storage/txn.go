@@ -22,11 +22,16 @@ import (
 //	T2. Each write statement runs through an ordinary Writer under the
 //	    store's write lock (Stage), staging into a private indexed batch
 //	    that is never applied; the overlay is folded from that batch.
-//	T3. First writer wins: a document that another open transaction has
-//	    written, or that changed since the snapshot, answers WriteConflict
-//	    when the statement that writes it runs. The table of documents
-//	    held by open transactions lives on the Store, guarded by its write
-//	    lock.
+//	T3. First writer wins: a document (or unique index key) that another
+//	    open transaction has written, or that changed since the snapshot,
+//	    answers WriteConflict when the statement that writes it runs. The
+//	    table of keys held by open transactions lives on the Store,
+//	    guarded by its write lock.
+//
+//	    Divergence: a write outside any transaction does not wait for the
+//	    transaction holding its document, as mongod's would; it commits,
+//	    and the transaction fails at commit with WriteConflict
+//	    (TestTxnFirstWriterWins).
 //	T4. Commit takes the write lock (Store.Write), checks again that no
 //	    held document changed, and replays the documents the transaction
 //	    wrote, in order, through the real Writer marked with
