@@ -207,6 +207,18 @@ func TestTxnDisallowedOperations(t *testing.T) {
 		return db.CreateCollection(sc, "d")
 	})
 	wantCode(t, err, 48, "NamespaceExists")
+	err = try(func(sc context.Context) error {
+		return db.CreateView(sc, "v", "d", mongo.Pipeline{})
+	})
+	wantCode(t, err, 263, "OperationNotSupportedInTransaction")
+	if err := db.CreateCollection(ctx, "ts", options.CreateCollection().SetTimeSeriesOptions(options.TimeSeries().SetTimeField("t"))); err != nil {
+		t.Fatal(err)
+	}
+	err = try(func(sc context.Context) error {
+		_, err := db.Collection("ts").InsertOne(sc, bson.D{{Key: "t", Value: time.Now()}})
+		return err
+	})
+	wantCode(t, err, 263, "OperationNotSupportedInTransaction")
 	// A new collection with an index, created and filled in the
 	// transaction, appears at commit.
 	if err := sess.StartTransaction(); err != nil {

@@ -32,8 +32,20 @@ func txnNamespaceAllowed(r *Request) error {
 	}
 	switch r.Name {
 	case "insert", "update", "delete", "findAndModify", "create", "createIndexes":
-		if coll, ok := r.Body.Index(0).Value().StringValueOK(); ok && strings.HasPrefix(coll, "system.") {
+		coll, _ := r.Body.Index(0).Value().StringValueOK()
+		if strings.HasPrefix(coll, "system.") {
 			return mongoerr.Newf(mongoerr.OperationNotSupportedInTransaction, "Cannot write to system collection %s.%s within a transaction.", r.DB, coll)
+		}
+		if r.Name == "create" {
+			if _, err := r.Body.LookupErr("viewOn"); err == nil {
+				return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot create a view in a multi-document transaction.")
+			}
+			if _, err := r.Body.LookupErr("timeseries"); err == nil {
+				return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot create a time-series collection in a multi-document transaction.")
+			}
+		}
+		if r.Env.tsColl(r.DB+"."+coll) != nil {
+			return mongoerr.Newf(mongoerr.OperationNotSupportedInTransaction, "Cannot write to time-series collection %s.%s in a multi-document transaction.", r.DB, coll)
 		}
 	case "aggregate":
 		if stage := lastStageName(r.Body); stage == "$out" || stage == "$merge" {
