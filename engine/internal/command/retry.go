@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -24,7 +25,15 @@ type retryCache struct {
 	mu       sync.Mutex
 	sessions map[string]*retrySession
 	store    *storage.Store
+	// added counts sessions added since the last sweep of idle ones.
+	added int
 }
+
+// retrySweepEvery is how many new sessions trigger a sweep of the idle
+// ones: sessions unused for logicalSessionTimeoutMinutes without an open
+// transaction leave memory (their durable record stays and is read back
+// on next use), so the cache does not grow without bound.
+const retrySweepEvery = 1024
 
 // retrySession is one session's newest txnNumber and what became of it.
 type retrySession struct {
@@ -38,6 +47,9 @@ type retrySession struct {
 	loaded bool
 	// tx is the session's multi-document transaction, when txn names one.
 	tx *txnRun
+	// lastUse is when a command last looked the session up (guarded by
+	// retryCache.mu).
+	lastUse time.Time
 }
 
 // durableSession is the durable form of a session's newest txnNumber.
@@ -72,12 +84,33 @@ func (c *retryCache) session(lsid bson.Raw) *retrySession {
 	k := lsidKey(lsid)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := time.Now()
 	s := c.sessions[k]
 	if s == nil {
+		c.added++
+		if c.added >= retrySweepEvery {
+			c.added = 0
+			c.sweep(now)
+		}
 		s = &retrySession{txn: -1}
 		c.sessions[k] = s
 	}
+	s.lastUse = now
 	return s
+}
+
+// sweep drops sessions idle for sessionTimeout that no command holds and
+// that have no open transaction; c.mu is held.
+func (c *retryCache) sweep(now time.Time) {
+	for k, s := range c.sessions {
+		if now.Sub(s.lastUse) <= sessionTimeout || !s.mu.TryLock() {
+			continue
+		}
+		if s.tx == nil || s.tx.state != txnInProgress {
+			delete(c.sessions, k)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // load reads s's durable record once; s.mu is held.
