@@ -138,7 +138,7 @@ func TestCommandErrors(t *testing.T) {
 		{"unknown field", "test", bson.D{{Key: "find", Value: "c"}, {Key: "bogus", Value: 1}}, 40415, "Location40415"},
 		{"unsupported option", "test", bson.D{{Key: "find", Value: "c"}, {Key: "tailable", Value: true}}, 238, "NotImplemented"},
 		{"unsupported create option", "test", bson.D{{Key: "create", Value: "c"}, {Key: "capped", Value: true}}, 238, "NotImplemented"},
-		{"transaction", "test", bson.D{{Key: "find", Value: "c"}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}, {Key: "txnNumber", Value: int64(1)}}, 238, "NotImplemented"},
+		{"autocommit true", "test", bson.D{{Key: "find", Value: "c"}, {Key: "autocommit", Value: true}, {Key: "txnNumber", Value: int64(1)}}, 72, "InvalidOptions"},
 		{"admin only", "test", bson.D{{Key: "listDatabases", Value: 1}}, 13, "Unauthorized"},
 		{"bad collection", "test", bson.D{{Key: "find", Value: "a$b"}}, 73, "InvalidNamespace"},
 		{"wrong type", "test", bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: 3}}, 14, "TypeMismatch"},

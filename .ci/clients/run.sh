@@ -55,6 +55,7 @@ if ! bash "$here/auth.sh" "$bin" "$mongosh" "$py"; then status=1; fi
 
 echo "-- pymongo $("$py" -c 'import pymongo; print(pymongo.version)')"
 if ! "$py" -W error::DeprecationWarning "$here/pymongo_check.py" "$uri"; then status=1; fi
+if ! "$py" -W error::DeprecationWarning "$here/pymongo_txn.py" "$uri"; then status=1; fi
 
 if [ $status -ne 0 ]; then
   echo "server log:"; cat "$log"

@@ -106,6 +106,10 @@ var codeNames = map[int32]string{
 	334:   "MechanismUnavailable",
 	14031: "OutOfDiskSpace",
 	276:   "IndexBuildAborted",
+	246:   "SnapshotUnavailable",
+	256:   "TransactionCommitted",
+	290:   "TransactionExceededLifetimeLimitSeconds",
+	257:   "TransactionTooLarge",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

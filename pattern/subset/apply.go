@@ -141,7 +141,14 @@ func (w *Window[P, C]) pushAll(ctx context.Context, parent bson.RawValue, copies
 	for i, c := range copies {
 		ids[i] = c.Lookup("_id")
 	}
-	filter := bson.D{{Key: "_id", Value: parent}, {Key: w.cfg.Array + "._id", Value: bson.D{{Key: "$nin", Value: ids}}}}
+	// Only an array (or a missing field) takes the $push: a write error
+	// would abort the transaction the push runs in, so a parent whose
+	// field is null or not an array is left unmatched and refilled.
+	filter := bson.D{{Key: "_id", Value: parent}, {Key: w.cfg.Array + "._id", Value: bson.D{{Key: "$nin", Value: ids}}},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: w.cfg.Array, Value: bson.D{{Key: "$type", Value: "array"}}}},
+			bson.D{{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}}},
+		}}}
 	push := bson.D{{Key: "$push", Value: bson.D{{Key: w.cfg.Array, Value: bson.D{
 		{Key: "$each", Value: rawArray(copies)},
 		{Key: "$sort", Value: w.order()},
@@ -165,10 +172,14 @@ func (w *Window[P, C]) pushAll(ctx context.Context, parent bson.RawValue, copies
 	}
 	if len(copies) == 1 {
 		ok, err := w.parentExists(ctx, parent)
-		if err != nil || ok {
-			return err // already embedded
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
+		if !ok {
+			return fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
+		}
+		// Already embedded, or a field that is not an array: the refill
+		// leaves the first as it is and repairs the second.
 	}
 	_, err = w.refill(ctx, parent, nil)
 	return err

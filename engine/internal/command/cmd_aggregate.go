@@ -112,7 +112,7 @@ func (p *aggregateParams) pipeline(r *Request, explain bool) (*agg.Pipeline, err
 		DB: p.db, Coll: p.coll, Let: p.let, AllowDiskUse: allow,
 		TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
 		Now: r.start, ClusterTime: r.Env.clock.current(), Explain: explain,
-		Collation: r.collationFor(r.Env.Store.Collection(p.db+"."+p.coll), p.collation),
+		Collation: r.collationFor(r.collection(p.db+"."+p.coll), p.collation),
 	})
 	if err != nil {
 		return nil, err

@@ -191,7 +191,7 @@ func parseDistinct(r *Request) (*distinctParams, error) {
 
 // query compiles p's filter and hint against the collection as it is now.
 func (p *distinctParams) query(r *Request) (*query, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), hint: p.hint, distinct: p.key}
+	q := &query{coll: r.collection(p.ns), hint: p.hint, distinct: p.key}
 	// mongod plans a distinct as a find projecting the key alone.
 	q.projSpec, _ = bson.Marshal(bson.D{{Key: "_id", Value: 0}, {Key: p.key, Value: 1}})
 	env := r.matchEnv(nil)

@@ -30,7 +30,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	ns := r.DB + "." + name
 	res := &writeResult{}
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.write(func(w *storage.Writer) error {
 		ts := r.Env.tsColl(ns)
 		for i, st := range parsed {
 			var (

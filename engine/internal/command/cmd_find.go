@@ -106,7 +106,7 @@ func parseFind(r *Request) (*findParams, error) {
 // query compiles p's filter, sort, hint and projection against the
 // collection as it is now.
 func (p *findParams) query(r *Request) (*query, *projection.Projection, error) {
-	q := &query{coll: r.Env.Store.Collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey, min: p.min, max: p.max}
+	q := &query{coll: r.collection(p.ns), skip: p.skip, limit: p.limit, hint: p.hint, allowDiskUse: p.allowDiskUse, showRecordId: p.showRecordId, returnKey: p.returnKey, min: p.min, max: p.max}
 	env := r.matchEnv(p.let)
 	env.Collation = r.collationFor(q.coll, p.collation)
 	if err := q.setFilter(p.filter, env); err != nil {
@@ -204,9 +204,9 @@ func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *proje
 // definition from the catalog, in that order (storage I6), so that the
 // planner sees every multikey path of the data it reads.
 func (r *Request) snapshot(q *query) *storage.Snapshot {
-	snap := r.Env.Store.Snapshot()
+	snap := r.storeSnapshot()
 	if q.coll != nil {
-		if c := r.Env.Store.Collection(q.coll.NS); c != nil && c.ID == q.coll.ID {
+		if c := r.collection(q.coll.NS); c != nil && c.ID == q.coll.ID {
 			q.coll = c
 		}
 	}

@@ -159,7 +159,7 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		leo      bson.D
 		filterer *query
 	)
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.write(func(w *storage.Writer) error {
 		q, err := p.query(r, w.Collection(ns), r.matchEnv(p.let))
 		if err != nil {
 			return err

@@ -58,7 +58,16 @@ func runCreateIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		specs[i] = sp
 	}
 	ns := r.DB + "." + name
-	before, after, created, err := runIndexBuild(ctx, r, ns, specs)
+	if err := r.txnCreateIndexAllowed(ns); err != nil {
+		return nil, err
+	}
+	var before, after int
+	var created bool
+	if r.txn != nil {
+		before, after, created, err = createIndexesInTxn(r, ns, specs)
+	} else {
+		before, after, created, err = runIndexBuild(ctx, r, ns, specs)
+	}
 	if err != nil {
 		return nil, err
 	}

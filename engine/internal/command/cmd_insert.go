@@ -41,7 +41,7 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 		}
 	}
 	res := &writeResult{}
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.write(func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)
 		if err != nil {
 			return err

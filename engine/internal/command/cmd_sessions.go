@@ -42,6 +42,7 @@ func runEndSessions(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	for _, id := range ids {
+		r.Env.endSessionTxn(id)
 		r.Env.sessions.end(id)
 		r.Env.retry.end(id)
 		r.Env.Cursors.killSession(lsidKey(id))
@@ -55,6 +56,7 @@ func runKillSessions(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	for _, id := range ids {
+		r.Env.endSessionTxn(id)
 		r.Env.Cursors.killSession(lsidKey(id))
 	}
 	return bson.D{}, nil
@@ -66,6 +68,7 @@ func runKillAllSessions(ctx context.Context, r *Request) (bson.D, error) {
 	if _, err := sessionIDs(r); err != nil {
 		return nil, err
 	}
+	r.Env.abortAllTxns()
 	r.Env.Cursors.killSession("")
 	return bson.D{}, nil
 }

@@ -122,7 +122,7 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 		}
 	}
 	res := &writeResult{}
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.write(func(w *storage.Writer) error {
 		for i, st := range parsed {
 			if cerr := ctx.Err(); cerr != nil {
 				// maxTimeMS or a client gone: the remaining statements

@@ -153,7 +153,7 @@ func inheritCollation(c *storage.Collection, sp index.Spec) index.Spec {
 // is OptionNotSupportedOnView (167), as in mongod.
 // https://www.mongodb.com/docs/v7.0/core/views/#collation-behavior
 func (r *Request) viewCollation(ns string, a collationArg) (*collation.Collator, error) {
-	vc := r.Env.ext().defaultCollation(r.Env.Store.Collection(ns))
+	vc := r.Env.ext().defaultCollation(r.collection(ns))
 	if a.given && !collation.Equal(a.coll, vc) {
 		return nil, mongoerr.New(mongoerr.OptionNotSupportedOnView, "Cannot override a view's default collation")
 	}

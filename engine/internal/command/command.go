@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
 // Request is one command as a handler sees it.
@@ -36,6 +37,15 @@ type Request struct {
 	// password is createUser's or updateUser's pwd, taken out of Body so
 	// that the profiler, currentOp and logs see "xxx" (hidePassword).
 	password *string
+	// txn is the multi-document transaction the command runs in, or nil.
+	txn *txnRun
+	// snapView and snapTime serve a snapshot read outside a transaction
+	// (snapshot_read.go).
+	snapView *storage.Txn
+	snapTime bson.Timestamp
+	// retryMark, for a retryable write, stages the session's record in
+	// the write's batch (retry.go); nil otherwise.
+	retryMark func(w *storage.Writer) error
 }
 
 // handler runs one command and returns the reply fields besides ok.
@@ -140,9 +150,6 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s attempts to write to system.js", name)
 		}
 	}
-	if r.Generic.StartTransaction || r.Generic.Autocommit != nil {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "multi-document transactions are not supported by this server yet")
-	}
 	if r.Generic.MaxTimeMS > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.Generic.MaxTimeMS)*time.Millisecond)
@@ -154,8 +161,18 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	start := time.Now()
 	r.start = start
 	run := s.run
-	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil {
+	if s.write && r.Generic.TxnNumber != nil && r.Generic.LSID != nil && r.Generic.Autocommit == nil {
 		run = func(ctx context.Context, r *Request) (bson.D, error) { return e.retry.run(ctx, r, s.run) }
+	}
+	if r.Generic.StartTransaction || r.Generic.Autocommit != nil || r.Generic.startGiven || txnControl(name) {
+		// The transaction is found (or begun) inside the command, after
+		// failCommand had its say, as mongod checks out the session.
+		run = e.txnRun(run)
+	}
+	if r.Generic.ReadConcernLevel == "snapshot" && r.Generic.Autocommit == nil && !r.Generic.startGiven {
+		if err := e.snapshotRead(r); err != nil {
+			return nil, err
+		}
 	}
 	ctx, finish := e.inprog.begin(ctx, r)
 	if r.Generic.LSID != nil {
@@ -175,6 +192,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 	e.stats.observe(name, r.Body, reply, err)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	if err == nil {
+		reply = r.withAtClusterTime(reply)
 	}
 	if err == nil && s.write {
 		// A write moves the cluster time that replies report as

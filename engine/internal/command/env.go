@@ -71,6 +71,8 @@ type Env struct {
 
 	validators validators // compiled collection validators (validation.go)
 	users      *userStore // admin.system.users and admin.system.roles (auth_store.go)
+
+	snapHist snapshotHistory // views of snapshot reads (snapshot_read.go)
 }
 
 // NewEnv returns the command environment over st.
@@ -92,7 +94,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		Store:     st,
 		Config:    cfg,
 		Cursors:   newCursors(cfg.CursorTimeout),
-		retry:     newRetryCache(),
+		retry:     newRetryCache(st),
 		tsBuckets: &bucketCatalog{open: map[uint64]map[string]*openBucket{}, stats: map[uint64]*tsStats{}},
 		log:       log,
 		started:   time.Now(),
@@ -105,8 +107,12 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 	}
 }
 
-// Close releases the cursors.
-func (e *Env) Close() { e.Cursors.closeAll() }
+// Close releases the cursors and aborts open transactions.
+func (e *Env) Close() {
+	e.Cursors.closeAll()
+	e.abortAllTxns()
+	e.closeSnapshotHistory()
+}
 
 // NewConn returns the state of a new client connection. The caller calls
 // CloseConn when the connection ends.

@@ -128,7 +128,7 @@ func aggregateSections(ctx context.Context, r *Request, p *aggregateParams, verb
 
 // hostQuery compiles an agg.Query on ns.
 func hostQuery(r *Request, ns string, q agg.Query) (*query, error) {
-	qq := &query{coll: r.Env.Store.Collection(ns), skip: q.Skip, limit: q.Limit, hint: q.Hint, allowDiskUse: q.AllowDiskUse}
+	qq := &query{coll: r.collection(ns), skip: q.Skip, limit: q.Limit, hint: q.Hint, allowDiskUse: q.AllowDiskUse}
 	env := r.matchEnv(q.Let)
 	env.Collation = q.Collation
 	if err := qq.setFilter(q.Filter, env); err != nil {

@@ -235,7 +235,7 @@ var writeConcernCommands = map[string]bool{
 	"create": true, "drop": true, "dropDatabase": true, "createIndexes": true,
 	"dropIndexes": true, "renameCollection": true, "collMod": true,
 	"findAndModify": true, "applyOps": true, "insert": true, "update": true,
-	"delete": true,
+	"delete": true, "commitTransaction": true, "abortTransaction": true,
 }
 
 // supportsWriteConcern reports whether r's command accepts a write
@@ -296,8 +296,11 @@ func errorLabels(r *Request, code, wcCode *mongoerr.Code, override bson.A, hasOv
 	if hasOverride {
 		return override
 	}
-	if r.Generic.TxnNumber == nil || r.Generic.Autocommit != nil {
+	if r.Generic.TxnNumber == nil {
 		return nil
+	}
+	if r.Generic.Autocommit != nil {
+		return txnLabels(r, code, wcCode)
 	}
 	if (code != nil && retriableCode(*code)) || (wcCode != nil && retriableCode(*wcCode)) {
 		return bson.A{"RetryableWriteError"}
@@ -353,7 +356,7 @@ var retryableWriteCommands = map[string]bool{"insert": true, "update": true, "de
 // connection closes; the retry finds them all done.
 func (e *Env) runTransactionalWrite(ctx context.Context, r *Request, h handler) (bson.D, error) {
 	fp := e.fail.byName[onPrimaryTransactionalWriteFP]
-	if r.Generic.TxnNumber == nil || r.Generic.LSID == nil || !retryableWriteCommands[r.Name] || !fp.enabled() {
+	if r.Generic.TxnNumber == nil || r.Generic.LSID == nil || r.Generic.Autocommit != nil || !retryableWriteCommands[r.Name] || !fp.enabled() {
 		return h(ctx, r)
 	}
 	// A retry of a write already done is answered from the session's

@@ -24,6 +24,10 @@ type Generic struct {
 	apiVersion, strictGiven, deprecGiven bool
 	StartTransaction                     bool
 	Autocommit                           *bool
+	// startGiven and readConcernGiven record that the fields came.
+	startGiven, readConcernGiven bool
+	// AfterClusterTime and AtClusterTime are readConcern's, when given.
+	AfterClusterTime, AtClusterTime *bson.Timestamp
 }
 
 type writeConcern struct {
@@ -103,6 +107,7 @@ func (g *Generic) parse(body bson.Raw) error {
 			if err := g.parseReadConcern(cmd, v); err != nil {
 				return err
 			}
+			g.readConcernGiven = true
 		case "apiVersion":
 			s, ok := v.StringValueOK()
 			if !ok {
@@ -124,6 +129,7 @@ func (g *Generic) parse(body bson.Raw) error {
 			}
 		case "startTransaction":
 			g.StartTransaction, _ = v.BooleanOK()
+			g.startGiven = true
 		case "autocommit":
 			b, _ := v.BooleanOK()
 			g.Autocommit = &b
@@ -219,7 +225,19 @@ func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
 			default:
 				return mongoerr.Newf(mongoerr.FailedToParse, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", s)
 			}
-		case "afterClusterTime", "afterOpTime", "atClusterTime", "provenance":
+		case "afterClusterTime":
+			t, i, ok := e.Value().TimestampOK()
+			if !ok {
+				return mongoerr.FieldType("readConcern", "afterClusterTime", typeName(e.Value().Type), "timestamp")
+			}
+			g.AfterClusterTime = &bson.Timestamp{T: t, I: i}
+		case "atClusterTime":
+			t, i, ok := e.Value().TimestampOK()
+			if !ok {
+				return mongoerr.FieldType("readConcern", "atClusterTime", typeName(e.Value().Type), "timestamp")
+			}
+			g.AtClusterTime = &bson.Timestamp{T: t, I: i}
+		case "afterOpTime", "provenance":
 			// Every committed write is visible to the next read on one node.
 		default:
 			return mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field 'readConcern.%s' is an unknown field.", e.Key())

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
 // parameters are the server parameters getParameter and setParameter read
@@ -33,6 +34,7 @@ func newParameters() *parameters {
 			"notablescan":                                  false,
 			"requireApiVersion":                            false,
 			"transactionLifetimeLimitSeconds":              int32(60),
+			"transactionSizeLimitBytes":                    int64(storage.DefaultTxnLimit),
 			// Memory limits of the aggregation stages (agg.Limits).
 			"internalDocumentSourceGroupMaxMemoryBytes":           int64(100 * 1024 * 1024),
 			"internalDocumentSourceBucketAutoMaxMemoryBytes":      int64(100 * 1024 * 1024),
@@ -41,10 +43,12 @@ func newParameters() *parameters {
 			"internalQueryMaxAllowedDensifyDocs":                  int32(500000),
 		},
 		settable: map[string]bool{
-			"internalQueryMaxBlockingSortMemoryUsageBytes": true,
-			"allowDiskUseByDefault":                        true,
-			"logLevel":                                     true,
-			"quiet":                                        true,
+			"transactionLifetimeLimitSeconds":                     true,
+			"transactionSizeLimitBytes":                           true,
+			"internalQueryMaxBlockingSortMemoryUsageBytes":        true,
+			"allowDiskUseByDefault":                               true,
+			"logLevel":                                            true,
+			"quiet":                                               true,
 			"internalDocumentSourceGroupMaxMemoryBytes":           true,
 			"internalDocumentSourceBucketAutoMaxMemoryBytes":      true,
 			"internalDocumentSourceSetWindowFieldsMaxMemoryBytes": true,

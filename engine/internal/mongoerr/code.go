@@ -108,6 +108,10 @@ const (
 	InvalidRoleModification                  Code = 74
 	OutOfDiskSpace                           Code = 14031
 	IndexBuildAborted                        Code = 276
+	TransactionCommitted                     Code = 256
+	TransactionTooLarge                      Code = 257
+	TransactionExceededLifetimeLimitSeconds  Code = 290
+	SnapshotUnavailable                      Code = 246
 )
 
 var names = map[Code]string{
@@ -211,6 +215,10 @@ var names = map[Code]string{
 	InvalidRoleModification:                  "InvalidRoleModification",
 	OutOfDiskSpace:                           "OutOfDiskSpace",
 	IndexBuildAborted:                        "IndexBuildAborted",
+	TransactionCommitted:                     "TransactionCommitted",
+	TransactionTooLarge:                      "TransactionTooLarge",
+	TransactionExceededLifetimeLimitSeconds:  "TransactionExceededLifetimeLimitSeconds",
+	SnapshotUnavailable:                      "SnapshotUnavailable",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

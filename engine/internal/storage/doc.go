@@ -8,6 +8,8 @@
 //	'r' collID(8) recordID(8)       one document
 //	'i' collID(8) indexID(4) key    unique index entry, value recordID(8)
 //	'i' collID(8) indexID(4) key rid  non-unique index entry, empty value
+//	'S' sessionID                   a session's newest retryable write or
+//	                                transaction and its outcome (BSON)
 //
 // Invariants:
 //
@@ -54,6 +56,11 @@
 //	    Pebble while the free space is under the reserve or a background
 //	    write met ENOSPC (diskfull.go): a WAL write that fails leaves
 //	    Pebble unusable, so it must never be attempted on a full disk.
+//
+// Multi-document transactions (Txn, see txn.go for T1–T5) read a
+// snapshot plus their own writes, stage each statement through an
+// ordinary Writer into a private batch under the write lock, and commit
+// by replaying what they wrote through Store.Write in one batch.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

@@ -34,7 +34,7 @@ type uniqueProbe struct {
 // a unique index of collection collID), or 0 when no record does.
 func (w *Writer) owner(collID uint64, prefix, k []byte) (int64, error) {
 	p := &w.probe
-	if p.slow[collID] {
+	if p.slow[collID] || w.view != nil {
 		return w.batchOwner(k)
 	}
 	if rid, ok := p.staged[string(k)]; ok {

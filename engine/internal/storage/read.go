@@ -34,6 +34,8 @@ type source interface {
 type reader struct {
 	src   source
 	fetch *fetcher
+	// view is set instead of src for a transaction's reads (Txn).
+	view *Txn
 }
 
 // Snapshot is a Reader over a fixed point in time. It must be closed. A
@@ -52,6 +54,10 @@ func (s *Store) Snapshot() *Snapshot {
 
 // Close releases the snapshot and the iterators its fetches kept open.
 func (s *Snapshot) Close() error {
+	if s.view != nil {
+		s.view.release()
+		return nil
+	}
 	err := s.fetch.close()
 	if cerr := s.snap.Close(); err == nil {
 		err = cerr
@@ -61,14 +67,25 @@ func (s *Snapshot) Close() error {
 
 func (r reader) Scan(c *Collection, reverse bool) (*Records, error) {
 	lo := recordPrefix(c.ID)
-	it, err := r.src.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	it, err := r.iter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
 		return nil, err
 	}
 	return &Records{it: it, reverse: reverse}, nil
 }
 
+// iter opens an iterator over the reader's view.
+func (r reader) iter(o *pebble.IterOptions) (kvIter, error) {
+	if r.view != nil {
+		return r.view.newIter(o)
+	}
+	return r.src.NewIter(o)
+}
+
 func (r reader) Fetch(c *Collection, rid int64) (bson.Raw, error) {
+	if r.view != nil {
+		return r.view.get(recordKey(c.ID, rid))
+	}
 	if r.fetch != nil {
 		return r.fetch.get(c.ID, rid)
 	}
@@ -83,7 +100,7 @@ func (r reader) IndexScan(c *Collection, ix *Index, lo, hi []byte, reverse bool)
 	} else {
 		o.UpperBound = prefixEnd(p)
 	}
-	it, err := r.src.NewIter(o)
+	it, err := r.iter(o)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +108,13 @@ func (r reader) IndexScan(c *Collection, ix *Index, lo, hi []byte, reverse bool)
 }
 
 func (r reader) Lookup(c *Collection, ix *Index, key []byte) (int64, bool, error) {
+	if r.view != nil {
+		v, err := r.view.get(append(indexPrefix(c.ID, ix.ID), key...))
+		if err != nil || v == nil {
+			return 0, false, err
+		}
+		return int64(binary.BigEndian.Uint64(v)), true, nil
+	}
 	v, closer, err := r.src.Get(append(indexPrefix(c.ID, ix.ID), key...))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
@@ -104,7 +128,7 @@ func (r reader) Lookup(c *Collection, ix *Index, key []byte) (int64, bool, error
 
 // Records iterates over documents. Doc's result stays valid after Next.
 type Records struct {
-	it      *pebble.Iterator
+	it      kvIter
 	reverse bool
 	started bool
 }
@@ -144,7 +168,7 @@ func (r *Records) Close() error { return r.it.Close() }
 
 // Entries iterates over index entries.
 type Entries struct {
-	it      *pebble.Iterator
+	it      kvIter
 	reverse bool
 	started bool
 	prefix  int

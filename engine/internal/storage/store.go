@@ -55,6 +55,7 @@ type Store struct {
 	wmu        sync.Mutex       // serialises writers (I2)
 	lastRID    map[uint64]int64 // collection id → highest record id; guarded by wmu
 	nextCollID uint64           // guarded by wmu
+	txns       txnTable         // documents held by open transactions; guarded by wmu
 
 	// cat is the published catalog, ns → collection. A published map is
 	// never modified: writers (holding wmu) publish a changed copy, so

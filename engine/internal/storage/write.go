@@ -48,6 +48,8 @@ type Writer struct {
 	kbuf []byte
 	// txn names the transaction this batch commits, or nil (MarkTransaction).
 	txn *TxnInfo
+	// view is the transaction this Writer stages for, or nil (Txn.Stage).
+	view *Txn
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -512,4 +514,9 @@ outer:
 
 // Reader returns a Reader over this writer's view: committed data plus
 // what it has staged so far.
-func (w *Writer) Reader() Reader { return reader{src: w.b} }
+func (w *Writer) Reader() Reader {
+	if w.view != nil {
+		return reader{view: w.view}
+	}
+	return reader{src: w.b}
+}
