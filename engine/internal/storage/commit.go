@@ -39,7 +39,11 @@ func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
 		return nil, ErrClosed
 	}
 	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
+	defer w.publishOplog()
 	err := fn(w)
+	if err == nil {
+		err = w.flushOplog()
+	}
 	w.closeProbes()
 	if err != nil {
 		w.b.Close()

@@ -8,6 +8,7 @@
 //	'r' collID(8) recordID(8)       one document
 //	'i' collID(8) indexID(4) key    unique index entry, value recordID(8)
 //	'i' collID(8) indexID(4) key rid  non-unique index entry, empty value
+//	'p' ts(8) index(4) kind(1)       change stream pre-/post-image (BSON)
 //
 // Invariants:
 //
@@ -44,6 +45,13 @@
 //	    iterator per index that stays valid because I2 keeps committed
 //	    data fixed while the Writer runs. Collections whose entries the
 //	    batch range-deleted or bulk-built fall back to Batch.Get.
+//	I10. Every logged write (all but the local database) adds its
+//	     local.oplog.rs entry to the batch that makes the write: the flush
+//	     runs under the write lock after fn succeeds, so entries commit
+//	     with their writes, their ts (record id = PackTS(ts)) grow in
+//	     commit order, and no entry becomes visible before an earlier
+//	     one. Truncation removes only the oldest entries and publishes its
+//	     truncation point before it removes them.
 //
 // Storage returns Go errors and *mongoerr.Error values for conditions a
 // client must see (DuplicateKey, NamespaceExists, NamespaceNotFound). It

@@ -36,6 +36,10 @@ type Options struct {
 	// DefaultCacheSize. Memtables are sized from it (see tune).
 	CacheSize int64
 
+	// OplogSize caps local.oplog.rs in bytes; zero means the default
+	// (DefaultOplogSize in memory, DefaultDiskOplogSize on disk).
+	OplogSize int64
+
 	// fs replaces the operating system's file system under Dir (tests).
 	fs vfs.FS
 }
@@ -53,6 +57,8 @@ type Store struct {
 	// never modified: writers (holding wmu) publish a changed copy, so
 	// readers load it without a lock (I7).
 	cat atomic.Pointer[map[string]*Collection]
+
+	oplog oplogState // local.oplog.rs (oplog.go)
 
 	closed atomic.Bool
 	// syncing counts commits that left wmu and wait for their WAL sync
@@ -99,12 +105,17 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.openOplog(opts.OplogSize); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // Close flushes and closes the store. Snapshots and iterators must be
 // closed first. Writes in progress finish first; later ones get ErrClosed.
 func (s *Store) Close() error {
+	s.stopOplog()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Swap(true) {

@@ -48,6 +48,8 @@ type Writer struct {
 	kbuf []byte
 	// txn names the transaction this batch commits, or nil (MarkTransaction).
 	txn *TxnInfo
+	// oplog holds the entries this batch logs (oplog.go).
+	oplog oplogBuf
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -86,6 +88,7 @@ func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, err
 	}
 	c.nextIndexID++
 	c.Indexes = []*Index{ix}
+	w.logCreate(c)
 	return c, w.putCatalog(c)
 }
 
@@ -115,6 +118,7 @@ func (w *Writer) DropCollection(ns string) error {
 	}
 	w.markSlow(c.ID)
 	w.pending[ns] = nil
+	w.logDrop(c)
 	return w.b.Delete(catalogKey(ns), nil)
 }
 
@@ -132,6 +136,7 @@ func (w *Writer) RenameCollection(from, to string) error {
 		return err
 	}
 	w.pending[from] = nil
+	w.logRename(c, to)
 	return w.putCatalog(&n)
 }
 
@@ -143,6 +148,7 @@ func (w *Writer) SetOptions(ns string, options bson.Raw) error {
 	}
 	n := *c
 	n.Options = rawCopy(options)
+	w.logCollMod(c, options)
 	return w.putCatalog(&n)
 }
 
@@ -170,6 +176,7 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 			}
 		}
 	}
+	w.logInsert(c, doc)
 	return rid, w.noteMultikey(c, mks)
 }
 
@@ -209,6 +216,7 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			}
 		}
 	}
+	w.logUpdate(c, old, doc)
 	return w.noteMultikey(c, mks)
 }
 
@@ -228,6 +236,7 @@ func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
 			}
 		}
 	}
+	w.logDelete(c, doc)
 	return nil
 }
 
@@ -383,6 +392,7 @@ func (w *Writer) CreateIndex(ns string, sp index.Spec) (*Index, error) {
 			return nil, err
 		}
 	}
+	w.logCreateIndex(c, ix)
 	return ix, w.putCatalog(&n)
 }
 
@@ -410,6 +420,7 @@ func (w *Writer) DropIndex(ns, name string) error {
 		return err
 	}
 	w.markSlow(c.ID)
+	w.logDropIndex(c, dropped)
 	return w.putCatalog(&n)
 }
 
