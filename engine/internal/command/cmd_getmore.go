@@ -62,6 +62,9 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		c.mu.Unlock()
 		return nil, cursorNotFound(id)
 	}
+	if cs, ok := c.src.(*changeStream); ok {
+		return changeStreamGetMore(ctx, r, c, cs, batchSize)
+	}
 	if _, err := r.Body.LookupErr("maxTimeMS"); err == nil {
 		// Formwork has no tailable (awaitData) cursors, the only ones
 		// whose getMore takes maxTimeMS, as its wait for new data.

@@ -103,6 +103,10 @@ const (
 	InterruptedDueToReplStateChange          Code = 11602
 	NotPrimaryNoSecondaryOk                  Code = 13435
 	NotPrimaryOrSecondary                    Code = 13436
+	NoMatchingDocument                       Code = 47
+	InvalidResumeToken                       Code = 260
+	ChangeStreamFatalError                   Code = 280
+	ChangeStreamHistoryLost                  Code = 286
 )
 
 var names = map[Code]string{
@@ -201,6 +205,10 @@ var names = map[Code]string{
 	InterruptedDueToReplStateChange:          "InterruptedDueToReplStateChange",
 	NotPrimaryNoSecondaryOk:                  "NotPrimaryNoSecondaryOk",
 	NotPrimaryOrSecondary:                    "NotPrimaryOrSecondary",
+	NoMatchingDocument:                       "NoMatchingDocument",
+	InvalidResumeToken:                       "InvalidResumeToken",
+	ChangeStreamFatalError:                   "ChangeStreamFatalError",
+	ChangeStreamHistoryLost:                  "ChangeStreamHistoryLost",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises
