@@ -149,3 +149,91 @@ func TestChangeStreamCollectionEvents(t *testing.T) {
 		t.Fatalf("cursor %d still open after invalidate", cs.ID())
 	}
 }
+
+// TestChangeStreamPreAndPostImages enables images with collMod and reads
+// them as fullDocumentBeforeChange and fullDocument: whenAvailable, and
+// checks required on a collection without images.
+func TestChangeStreamPreAndPostImages(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("img")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "img"}, {Key: "changeStreamPreAndPostImages", Value: bson.D{{Key: "enabled", Value: true}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustWatch(t, c, nil, options.ChangeStream().SetFullDocument(options.WhenAvailable).SetFullDocumentBeforeChange(options.Required))
+	if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, cs)
+	wantType(t, ev, "update")
+	if ev["fullDocument"].(bson.M)["v"] != int32(2) || ev["fullDocumentBeforeChange"].(bson.M)["v"] != int32(1) {
+		t.Fatalf("images %v", ev)
+	}
+	if _, err := c.DeleteOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ev = nextEvent(t, cs)
+	wantType(t, ev, "delete")
+	if ev["fullDocumentBeforeChange"].(bson.M)["v"] != int32(2) {
+		t.Fatalf("delete pre-image %v", ev)
+	}
+
+	// Without images, whenAvailable gives null and required fails.
+	plain := db.Collection("plain")
+	if _, err := plain.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	avail := mustWatch(t, plain, nil, options.ChangeStream().SetFullDocumentBeforeChange(options.WhenAvailable))
+	req := mustWatch(t, plain, nil, options.ChangeStream().SetFullDocumentBeforeChange(options.Required))
+	if _, err := plain.DeleteOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ev = nextEvent(t, avail)
+	if v, ok := ev["fullDocumentBeforeChange"]; !ok || v != nil {
+		t.Fatalf("whenAvailable without images: %v", ev)
+	}
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if req.Next(ctx2) {
+		t.Fatalf("required without images gave %v", req.Current)
+	}
+	wantCode(t, req.Err(), 47, "NoMatchingDocument")
+
+	var info struct {
+		Options bson.M `bson:"options"`
+	}
+	cur, err := db.ListCollections(ctx, bson.D{{Key: "name", Value: "img"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Next(ctx)
+	if err := cur.Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Options["changeStreamPreAndPostImages"] == nil {
+		t.Fatalf("listCollections options %v", info.Options)
+	}
+}
+
+// TestChangeStreamUpdateLookup reads the current document of an update.
+func TestChangeStreamUpdateLookup(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("ul")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustWatch(t, c, nil, options.ChangeStream().SetFullDocument(options.UpdateLookup))
+	if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: 5}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, cs)
+	if ev["fullDocument"].(bson.M)["v"] != int32(5) {
+		t.Fatalf("updateLookup %v", ev)
+	}
+}
