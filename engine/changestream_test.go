@@ -34,13 +34,17 @@ func asM(t *testing.T, raw bson.Raw) bson.M {
 	return m
 }
 
-// noEvent checks that the stream has nothing more for a short while.
+// noEvent checks that the stream has nothing more: one getMore (the
+// stream's maxAwaitTime should be short) returns no event.
 func noEvent(t *testing.T, cs *mongo.ChangeStream) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if cs.TryNext(ctx) {
 		t.Fatalf("unexpected event %v", cs.Current)
+	}
+	if err := cs.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
