@@ -241,3 +241,8 @@ func TestChangeStreamUpdateLookup(t *testing.T) {
 		t.Fatalf("updateLookup %v", ev)
 	}
 }
+
+// ctxWithin returns a context that ends after n seconds.
+func ctxWithin(n int) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), time.Duration(n)*time.Second)
+}
