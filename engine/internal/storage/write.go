@@ -41,6 +41,8 @@ type Writer struct {
 	// early marks pending entries that only add multikey paths: they are
 	// published before the batch commits (I6).
 	early map[string]bool
+	// oplog holds the entries this batch logs (oplog.go).
+	oplog oplogBuf
 	// probe answers unique-key probes without a Batch.Get per key (I9).
 	probe uniqueProbe
 	// kbuf is scratch space for keys handed to the batch, which copies
@@ -48,8 +50,6 @@ type Writer struct {
 	kbuf []byte
 	// txn names the transaction this batch commits, or nil (MarkTransaction).
 	txn *TxnInfo
-	// oplog holds the entries this batch logs (oplog.go).
-	oplog oplogBuf
 }
 
 // Collection returns ns as this writer sees it, or nil.
