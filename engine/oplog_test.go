@@ -88,7 +88,7 @@ func TestOplogRecordsEveryWrite(t *testing.T) {
 	want := []struct{ op, o string }{
 		{"c", `{"create":"op","idIndex":{"v":{"$numberInt":"2"},"key":{"_id":{"$numberInt":"1"}},"name":"_id_"}}`},
 		{"i", `{"_id":{"$numberInt":"1"},"a":{"$numberInt":"1"},"b":{"c":{"$numberInt":"1"},"d":{"$numberInt":"2"}},"arr":[{"$numberInt":"1"},{"$numberInt":"2"},{"$numberInt":"3"}]}`},
-		{"u", `{"$v":{"$numberInt":"2"},"diff":{"u":{"a":{"$numberInt":"2"},"b":{"c":{"$numberInt":"5"}}},"i":{"n":"new"},"sarr":{"a":true,"l":{"$numberInt":"2"}}}}`},
+		{"u", `{"$v":{"$numberInt":"2"},"diff":{"u":{"a":{"$numberInt":"2"}},"i":{"n":"new"},"sb":{"d":{"d":false},"u":{"c":{"$numberInt":"5"}}},"sarr":{"a":true,"l":{"$numberInt":"2"}}}}`},
 		{"u", `{"_id":{"$numberInt":"1"},"z":{"$numberInt":"1"}}`},
 		{"d", `{"_id":{"$numberInt":"1"}}`},
 		{"c", `{"createIndexes":"op","v":{"$numberInt":"2"},"key":{"x":{"$numberInt":"1"}},"name":"x_1"}`},

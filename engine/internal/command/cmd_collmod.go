@@ -65,6 +65,9 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		if r.Env.Store.Collection(ns) == nil {
 			return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)
 		}
+		if images == nil && len(validation) == 0 {
+			return bson.D{}, r.Env.Store.Write(func(w *storage.Writer) error { return w.LogCollMod(ns) })
+		}
 		return bson.D{}, nil
 	}
 	var reply bson.D

@@ -102,8 +102,10 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 // runKillCursors closes cursors.
 // https://www.mongodb.com/docs/manual/reference/command/killCursors/
 func runKillCursors(ctx context.Context, r *Request) (bson.D, error) {
-	if _, err := collectionName(r); err != nil {
-		return nil, err
+	if name, _ := r.Body.Index(0).Value().StringValueOK(); name != "$cmd.aggregate" { // a database's aggregate cursors
+		if _, err := collectionName(r); err != nil {
+			return nil, err
+		}
 	}
 	var ids []int64
 	have := false

@@ -70,9 +70,10 @@ func diffDocs(old, doc bson.Raw, depth int) []byte {
 // sameValue reports whether a and b are the same BSON value, type included.
 func sameValue(a, b bson.RawValue) bool { return a.Type == b.Type && bytes.Equal(a.Value, b.Value) }
 
-// diffValue returns the sub-diff of two documents or two arrays when it
-// is smaller than the new value, and false otherwise (the caller logs the
-// value whole, or nothing when the values are equal).
+// diffValue returns the sub-diff of two different documents or two
+// different arrays, and false otherwise (the caller logs the value whole,
+// or nothing when the values are equal). Like mongod, it prefers the
+// sub-diff even when it is larger than the value.
 func diffValue(a, b bson.RawValue, depth int) ([]byte, bool) {
 	if depth >= maxDiffDepth || a.Type != b.Type || sameValue(a, b) {
 		return nil, false
@@ -84,9 +85,6 @@ func diffValue(a, b bson.RawValue, depth int) ([]byte, bool) {
 	case bson.TypeArray:
 		d = diffArrays(bson.Raw(a.Array()), bson.Raw(b.Array()), depth+1)
 	default:
-		return nil, false
-	}
-	if len(d) >= len(b.Value) {
 		return nil, false
 	}
 	return d, true

@@ -5,6 +5,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/formworkdb/formwork/engine/internal/mongoerr"
 )
 
 // logged reports whether writes to c go to the oplog: those to the local
@@ -192,4 +194,31 @@ func (w *Writer) logCollMod(c *Collection, options bson.Raw) {
 		o = append(o, e...)
 	}
 	w.logCommand(c, frameDoc(o), frameDoc(bsoncore.AppendDocumentElement(nil, "collectionOptions", c.Options)))
+}
+
+// logIndexMod logs a collMod of index name of c to the spec sp: o holds
+// {collMod, index: {name, <changed options>}}.
+func (w *Writer) logIndexMod(c *Collection, name string, old, sp bson.Raw) {
+	ix := bsoncore.AppendStringElement(nil, "name", name)
+	elems, _ := sp.Elements()
+	for _, e := range elems {
+		if prev, err := old.LookupErr(e.Key()); err == nil && prev.Type == e.Value().Type && bytes.Equal(prev.Value, e.Value().Value) {
+			continue
+		}
+		ix = append(ix, e...)
+	}
+	o := bsoncore.AppendStringElement(nil, "collMod", c.Name)
+	o = bsoncore.AppendDocumentElement(o, "index", frameDoc(ix))
+	w.logCommand(c, frameDoc(o), nil)
+}
+
+// LogCollMod logs a collMod of ns that changes nothing (mongod still
+// reports a "modify" event for it).
+func (w *Writer) LogCollMod(ns string) error {
+	c := w.Collection(ns)
+	if c == nil {
+		return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)
+	}
+	w.logCommand(c, frameDoc(bsoncore.AppendStringElement(nil, "collMod", c.Name)), nil)
+	return nil
 }

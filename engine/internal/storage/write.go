@@ -443,6 +443,7 @@ func (w *Writer) ReplaceIndexSpec(ns, name string, sp index.Spec) error {
 		}
 		nix.Multikey = ix.Multikey
 		n.Indexes[i] = nix
+		w.logIndexMod(c, name, ix.Spec, nix.Spec)
 		return w.putCatalog(&n)
 	}
 	return mongoerr.Newf(mongoerr.IndexNotFound, "cannot find index %s", name)
