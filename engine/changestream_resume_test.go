@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -111,6 +112,10 @@ func TestChangeStreamHistoryLost(t *testing.T) {
 		cs, err := c.Watch(ctx, mongo.Pipeline{}, options.ChangeStream().SetStartAtOperationTime(&start))
 		if err != nil {
 			wantCode(t, err, 286, "ChangeStreamHistoryLost")
+			var ce mongo.CommandError
+			if !errors.As(err, &ce) || !ce.HasErrorLabel("NonResumableChangeStreamError") {
+				t.Fatalf("history lost without NonResumableChangeStreamError: %v", err)
+			}
 			break
 		}
 		cs.Close(ctx)

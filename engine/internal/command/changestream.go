@@ -173,10 +173,10 @@ func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.
 	}
 	cs.start()
 	if err := cs.checkHistory(); err != nil {
-		return nil, err
+		return nil, changeStreamError(err)
 	}
 	if err := cs.poll(ctx, &aggHost{r: r}, int(p.batchSize)); err != nil {
-		return nil, err
+		return nil, changeStreamError(aggExecErr(err))
 	}
 	batch := cs.take(int(p.batchSize))
 	id := int64(0)

@@ -20,6 +20,12 @@ const defaultAwait = time.Second
 // https://www.mongodb.com/docs/v7.0/reference/command/getMore/
 func changeStreamGetMore(ctx context.Context, r *Request, c *Cursor, cs *changeStream, batchSize int64) (bson.D, error) {
 	defer c.mu.Unlock()
+	if err := failGetMore(r); err != nil {
+		c.mu.Unlock()
+		r.Env.Cursors.remove(c.ID)
+		c.mu.Lock() // the deferred unlock
+		return nil, changeStreamError(err)
+	}
 	await := defaultAwait
 	if v, err := r.Body.LookupErr("maxTimeMS"); err == nil {
 		if ms, ok := v.AsInt64OK(); ok && ms >= 0 {
@@ -35,7 +41,7 @@ func changeStreamGetMore(ctx context.Context, r *Request, c *Cursor, cs *changeS
 			c.mu.Unlock()
 			r.Env.Cursors.remove(c.ID)
 			c.mu.Lock() // the deferred unlock
-			return nil, executorError("getMore", err)
+			return nil, changeStreamError(executorError("getMore", err))
 		}
 		if len(cs.queue) > 0 || cs.invalidated {
 			break
