@@ -145,3 +145,17 @@ func TestOplogListedAsCapped(t *testing.T) {
 		t.Fatalf("options = %v", specs[0].Options)
 	}
 }
+
+// TestReplSetResizeOplog checks the resize command's bounds.
+func TestReplSetResizeOplog(t *testing.T) {
+	_, db := newDB(t)
+	admin := db.Client().Database("admin")
+	ctx := ctxT(t)
+	err := admin.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "size", Value: 500.0}}).Err()
+	wantCode(t, err, 72, "InvalidOptions")
+	if err := admin.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "size", Value: 2000.0}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err = db.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "size", Value: 2000.0}}).Err()
+	wantCode(t, err, 13, "Unauthorized")
+}
