@@ -101,6 +101,10 @@ var codeNames = map[int32]string{
 	11602: "InterruptedDueToReplStateChange",
 	13435: "NotPrimaryNoSecondaryOk",
 	13436: "NotPrimaryOrSecondary",
+	47:    "NoMatchingDocument",
+	260:   "InvalidResumeToken",
+	280:   "ChangeStreamFatalError",
+	286:   "ChangeStreamHistoryLost",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in
