@@ -167,7 +167,7 @@ func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.
 	if err != nil {
 		return nil, err
 	}
-	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl}
+	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, killed: make(chan struct{})}
 	if spec.allChanges {
 		cs.db = ""
 	}

@@ -51,6 +51,7 @@ func changeStreamGetMore(ctx context.Context, r *Request, c *Cursor, cs *changeS
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
+		case <-cs.killed:
 		}
 		break
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -39,7 +40,16 @@ type changeStream struct {
 	// no further. sentInvalidate once it went to the client.
 	invalidated    bool
 	sentInvalidate bool
+
+	// killed is closed when the cursor is killed, to end a getMore that
+	// waits for events (it holds the cursor's lock).
+	killed   chan struct{}
+	killOnce sync.Once
 }
+
+// interrupt ends a getMore waiting on the stream; the cursor table calls
+// it before it takes the cursor's lock to kill it. Safe for concurrent use.
+func (cs *changeStream) interrupt() { cs.killOnce.Do(func() { close(cs.killed) }) }
 
 // csEvent is one event ready for the client with its resume token.
 type csEvent struct {

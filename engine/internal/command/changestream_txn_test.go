@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -76,3 +77,36 @@ func TestChangeStreamTransactionEvents(t *testing.T) {
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// TestChangeStreamKillWhileWaiting kills a change stream cursor whose
+// getMore waits for events: both return at once.
+func TestChangeStreamKillWhileWaiting(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run(t, e, ctx, bson.D{{Key: "create", Value: "k"}, {Key: "$db", Value: "d"}})
+	reply := run(t, e, ctx, bson.D{
+		{Key: "aggregate", Value: "k"},
+		{Key: "pipeline", Value: bson.A{bson.D{{Key: "$changeStream", Value: bson.D{}}}}},
+		{Key: "cursor", Value: bson.D{}},
+		{Key: "$db", Value: "d"},
+	})
+	id := reply.Lookup("cursor", "id").Int64()
+	done := make(chan bson.Raw)
+	go func() {
+		done <- run(t, e, ctx, bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "k"}, {Key: "maxTimeMS", Value: 30000}, {Key: "$db", Value: "d"}})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	begin := time.Now()
+	kill := run(t, e, ctx, bson.D{{Key: "killCursors", Value: "k"}, {Key: "cursors", Value: bson.A{id}}, {Key: "$db", Value: "d"}})
+	if n, _ := kill.Lookup("cursorsKilled").Array().Values(); len(n) != 1 {
+		t.Fatalf("killCursors: %v", kill)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("getMore still waiting after killCursors")
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Fatalf("killCursors took %v", d)
+	}
+}
