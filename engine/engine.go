@@ -63,6 +63,12 @@ type Options struct {
 	// fs replaces the file system under Dir (fault injection in tests,
 	// export_test.go).
 	fs vfs.FS
+
+	// OplogSize caps local.oplog.rs in bytes; the oldest entries are
+	// truncated past it. Zero means 192 MiB in memory and 990 MB on disk.
+	// A change stream that falls behind the truncation fails with
+	// ChangeStreamHistoryLost.
+	OplogSize int64
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -84,7 +90,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// Every record also goes to a ring of recent lines for getLog.
 	log, ram := command.WithRAMLog(opts.Logger)
 	opts.Logger = log
-	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.fs})
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.fs, OplogSize: opts.OplogSize})
 	if err != nil {
 		return nil, err
 	}

@@ -110,6 +110,10 @@ var codeNames = map[int32]string{
 	256:   "TransactionCommitted",
 	290:   "TransactionExceededLifetimeLimitSeconds",
 	257:   "TransactionTooLarge",
+	47:    "NoMatchingDocument",
+	260:   "InvalidResumeToken",
+	280:   "ChangeStreamFatalError",
+	286:   "ChangeStreamHistoryLost",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

@@ -153,6 +153,9 @@ func runAggregate(ctx context.Context, r *Request) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isChangeStream(p.stages) {
+		return runChangeStream(ctx, r, p)
+	}
 	if p.explain {
 		return explainAggregate(ctx, r, p, 0)
 	}

@@ -15,7 +15,8 @@ func init() {
 
 // runCollMod changes an index's hidden flag or TTL (the options mongosh's
 // hideIndex/unhideIndex use). Collection options the engine does not have
-// (change stream images, time series) answer NotImplemented.
+// (time series options) answer NotImplemented; changeStreamPreAndPostImages
+// is changestream_images.go's.
 // validator, validationLevel and validationAction are validation.go's
 // (collModValidation).
 // https://www.mongodb.com/docs/manual/reference/command/collMod/
@@ -27,7 +28,7 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 	if ts := r.Env.tsColl(r.DB + "." + name); ts != nil {
 		return r.collModTimeseries(ctx, ts)
 	}
-	var ixSpec bson.Raw
+	var ixSpec, images bson.Raw
 	validation := map[string]*bson.E{}
 	err = fields("collMod", r.Body, func(k string, v bson.RawValue) error {
 		var err error
@@ -36,7 +37,9 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 			ixSpec, err = wantDoc("collMod", k, v)
 		case "validator", "validationLevel", "validationAction":
 			validation[k], err = parseValidationOption("collMod", r.DB+"."+name, k, v)
-		case "changeStreamPreAndPostImages", "expireAfterSeconds", "timeseries", "viewOn", "pipeline", "cappedSize", "cappedMax", "recordIdsReplicated", "dryRun":
+		case "changeStreamPreAndPostImages":
+			images, err = parsePreAndPostImages("collMod", v)
+		case "expireAfterSeconds", "timeseries", "viewOn", "pipeline", "cappedSize", "cappedMax", "recordIdsReplicated", "dryRun":
 			return mongoerr.Newf(mongoerr.NotImplemented, "collMod option '%s' is not supported yet", k)
 		default:
 			return errUnknown
@@ -47,6 +50,11 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		return nil, err
 	}
 	ns := r.DB + "." + name
+	if images != nil {
+		if err := r.collModImages(ns, images); err != nil {
+			return nil, err
+		}
+	}
 	if len(validation) > 0 {
 		if err := r.collModValidation(ns, validation); err != nil {
 			return nil, err
@@ -56,6 +64,9 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 		// An empty collMod succeeds when the collection exists.
 		if r.Env.Store.Collection(ns) == nil {
 			return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)
+		}
+		if images == nil && len(validation) == 0 {
+			return bson.D{}, r.Env.Store.Write(func(w *storage.Writer) error { return w.LogCollMod(ns) })
 		}
 		return bson.D{}, nil
 	}

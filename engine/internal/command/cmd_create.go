@@ -58,12 +58,8 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 				return err
 			}
 		case "changeStreamPreAndPostImages":
-			d, err := wantDoc("create", k, v)
-			if err != nil {
+			if _, err := parsePreAndPostImages("create", v); err != nil {
 				return err
-			}
-			if on, _ := asBool(d.Lookup("enabled")); on {
-				return mongoerr.New(mongoerr.NotImplemented, "changeStreamPreAndPostImages is not supported yet")
 			}
 			opts = append(opts, bson.E{Key: k, Value: v})
 		case "capped":

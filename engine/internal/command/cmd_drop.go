@@ -62,6 +62,7 @@ func runDropDatabase(ctx context.Context, r *Request) (bson.D, error) {
 				return err
 			}
 		}
+		w.LogDropDatabase(r.DB)
 		return nil
 	})
 	if err != nil {

@@ -62,6 +62,9 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 		c.mu.Unlock()
 		return nil, cursorNotFound(id)
 	}
+	if cs, ok := c.src.(*changeStream); ok {
+		return changeStreamGetMore(ctx, r, c, cs, batchSize)
+	}
 	if _, err := r.Body.LookupErr("maxTimeMS"); err == nil {
 		// Formwork has no tailable (awaitData) cursors, the only ones
 		// whose getMore takes maxTimeMS, as its wait for new data.
@@ -99,8 +102,10 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 // runKillCursors closes cursors.
 // https://www.mongodb.com/docs/manual/reference/command/killCursors/
 func runKillCursors(ctx context.Context, r *Request) (bson.D, error) {
-	if _, err := collectionName(r); err != nil {
-		return nil, err
+	if name, _ := r.Body.Index(0).Value().StringValueOK(); name != "$cmd.aggregate" { // a database's aggregate cursors
+		if _, err := collectionName(r); err != nil {
+			return nil, err
+		}
 	}
 	var ids []int64
 	have := false

@@ -239,6 +239,9 @@ func (r *Request) updateRow(ctx context.Context, w *storage.Writer, q *query, u 
 	if err := r.validateWrite(q.coll, row.doc, out); err != nil {
 		return nil, false, err
 	}
+	if u.isReplacement() {
+		w.LogReplacement()
+	}
 	return out, true, w.Update(q.coll, row.rid, row.doc, out)
 }
 

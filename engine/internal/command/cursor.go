@@ -83,6 +83,9 @@ func (cs *Cursors) remove(id int64) bool {
 	if c == nil {
 		return false
 	}
+	if in, ok := c.src.(interface{ interrupt() }); ok {
+		in.interrupt() // a waiting getMore returns and lets go of c.mu
+	}
 	c.mu.Lock()
 	if !c.killed {
 		c.killed = true

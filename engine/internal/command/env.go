@@ -104,6 +104,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		sessions:  newSessionCache(),
 		fail:      newFailPoints(),
 		users:     newUserStore(st),
+		clock:     logicalClock{src: st.Clock()},
 	}
 }
 
@@ -161,9 +162,13 @@ func (e *Env) countOp(kind string) { e.stats.countOp(kind) }
 type logicalClock struct {
 	mu   sync.Mutex
 	last bson.Timestamp
+	src  *storage.Clock // the store's clock, which times the oplog; nil: own
 }
 
 func (c *logicalClock) now() bson.Timestamp {
+	if c.src != nil {
+		return c.src.Tick()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := uint32(time.Now().Unix())
@@ -176,6 +181,9 @@ func (c *logicalClock) now() bson.Timestamp {
 }
 
 func (c *logicalClock) current() bson.Timestamp {
+	if c.src != nil {
+		return c.src.Current()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.last.T == 0 {

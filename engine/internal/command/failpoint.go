@@ -114,7 +114,7 @@ const failCommandFP = "failCommand"
 const onPrimaryTransactionalWriteFP = "onPrimaryTransactionalWrite"
 
 func newFailPoints() *failPoints {
-	return &failPoints{byName: map[string]*failPoint{failCommandFP: {}, onPrimaryTransactionalWriteFP: {}}}
+	return &failPoints{byName: map[string]*failPoint{failCommandFP: {}, onPrimaryTransactionalWriteFP: {}, failGetMoreFP: {}}}
 }
 
 // parseFailPointConfig parses the mode and data of a configureFailPoint

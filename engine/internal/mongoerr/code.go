@@ -112,6 +112,10 @@ const (
 	TransactionTooLarge                      Code = 257
 	TransactionExceededLifetimeLimitSeconds  Code = 290
 	SnapshotUnavailable                      Code = 246
+	NoMatchingDocument                       Code = 47
+	InvalidResumeToken                       Code = 260
+	ChangeStreamFatalError                   Code = 280
+	ChangeStreamHistoryLost                  Code = 286
 )
 
 var names = map[Code]string{
@@ -219,6 +223,10 @@ var names = map[Code]string{
 	TransactionTooLarge:                      "TransactionTooLarge",
 	TransactionExceededLifetimeLimitSeconds:  "TransactionExceededLifetimeLimitSeconds",
 	SnapshotUnavailable:                      "SnapshotUnavailable",
+	NoMatchingDocument:                       "NoMatchingDocument",
+	InvalidResumeToken:                       "InvalidResumeToken",
+	ChangeStreamFatalError:                   "ChangeStreamFatalError",
+	ChangeStreamHistoryLost:                  "ChangeStreamHistoryLost",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

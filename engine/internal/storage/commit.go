@@ -45,7 +45,11 @@ func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
 		return nil, err // the disk filled while this writer waited
 	}
 	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
+	defer w.publishOplog()
 	err := fn(w)
+	if err == nil {
+		err = w.flushOplog()
+	}
 	w.closeProbes()
 	if err != nil {
 		w.b.Close()

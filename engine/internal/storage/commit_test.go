@@ -149,7 +149,7 @@ func TestCatalogReadsDoNotWaitForWriters(t *testing.T) {
 		defer sn.Close()
 		c := s.Collection("db.c")
 		_, err := sn.Fetch(c, 1)
-		read <- c != nil && err == nil && len(s.Collections("db")) == 1 && len(s.Databases()) == 1
+		read <- c != nil && err == nil && len(s.Collections("db")) == 1 && len(s.Databases()) == 2 // db and local
 	}()
 	select {
 	case ok := <-read:

@@ -10,6 +10,7 @@
 //	'i' collID(8) indexID(4) key rid  non-unique index entry, empty value
 //	'S' sessionID                   a session's newest retryable write or
 //	                                transaction and its outcome (BSON)
+//	'p' ts(8) index(4) kind(1)       change stream pre-/post-image (BSON)
 //
 // Invariants:
 //
@@ -56,6 +57,13 @@
 //	    Pebble while the free space is under the reserve or a background
 //	    write met ENOSPC (diskfull.go): a WAL write that fails leaves
 //	    Pebble unusable, so it must never be attempted on a full disk.
+//	I12. Every logged write (all but the local database) adds its
+//	    local.oplog.rs entry to the batch that makes the write: the flush
+//	    runs under the write lock after fn succeeds, so entries commit
+//	    with their writes, their ts (record id = PackTS(ts)) grow in
+//	    commit order, and no entry becomes visible before an earlier
+//	    one. Truncation removes only the oldest entries and publishes its
+//	    truncation point before it removes them.
 //
 // Multi-document transactions (Txn, see txn.go for T1–T5) read a
 // snapshot plus their own writes, stage each statement through an

@@ -139,7 +139,7 @@ func TestCatalogSurvivesReopenAndRename(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("documents after reopen = %d", n)
 	}
-	if got := s.Databases(); len(got) != 1 || got[0] != "other" {
+	if got := s.Databases(); len(got) != 2 || got[0] != "local" || got[1] != "other" {
 		t.Fatalf("databases = %v", got)
 	}
 }

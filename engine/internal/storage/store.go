@@ -42,6 +42,9 @@ type Options struct {
 	// FS replaces the operating system's file system under Dir (fault
 	// injection in tests); nil means the real one.
 	FS vfs.FS
+	// OplogSize caps local.oplog.rs in bytes; zero means the default
+	// (DefaultOplogSize in memory, DefaultDiskOplogSize on disk).
+	OplogSize int64
 
 	// fs replaces the operating system's file system under Dir (tests).
 	fs vfs.FS
@@ -61,6 +64,8 @@ type Store struct {
 	// never modified: writers (holding wmu) publish a changed copy, so
 	// readers load it without a lock (I7).
 	cat atomic.Pointer[map[string]*Collection]
+
+	oplog oplogState // local.oplog.rs (oplog.go)
 
 	closed atomic.Bool
 	// disk refuses writes on a full disk; nil in memory (diskfull.go).
@@ -131,12 +136,17 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.openOplog(opts.OplogSize); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // Close flushes and closes the store. Snapshots and iterators must be
 // closed first. Writes in progress finish first; later ones get ErrClosed.
 func (s *Store) Close() error {
+	s.stopOplog()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Swap(true) {

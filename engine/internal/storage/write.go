@@ -41,6 +41,8 @@ type Writer struct {
 	// early marks pending entries that only add multikey paths: they are
 	// published before the batch commits (I6).
 	early map[string]bool
+	// oplog holds the entries this batch logs (oplog.go).
+	oplog oplogBuf
 	// probe answers unique-key probes without a Batch.Get per key (I9).
 	probe uniqueProbe
 	// kbuf is scratch space for keys handed to the batch, which copies
@@ -88,6 +90,7 @@ func (w *Writer) CreateCollection(ns string, options bson.Raw) (*Collection, err
 	}
 	c.nextIndexID++
 	c.Indexes = []*Index{ix}
+	w.logCreate(c)
 	return c, w.putCatalog(c)
 }
 
@@ -117,6 +120,7 @@ func (w *Writer) DropCollection(ns string) error {
 	}
 	w.markSlow(c.ID)
 	w.pending[ns] = nil
+	w.logDrop(c)
 	return w.b.Delete(catalogKey(ns), nil)
 }
 
@@ -134,6 +138,7 @@ func (w *Writer) RenameCollection(from, to string) error {
 		return err
 	}
 	w.pending[from] = nil
+	w.logRename(c, to)
 	return w.putCatalog(&n)
 }
 
@@ -145,6 +150,7 @@ func (w *Writer) SetOptions(ns string, options bson.Raw) error {
 	}
 	n := *c
 	n.Options = rawCopy(options)
+	w.logCollMod(c, options)
 	return w.putCatalog(&n)
 }
 
@@ -173,6 +179,7 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 			}
 		}
 	}
+	w.logInsert(c, doc)
 	return rid, w.noteMultikey(c, mks)
 }
 
@@ -213,6 +220,7 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			}
 		}
 	}
+	w.logUpdate(c, old, doc)
 	return w.noteMultikey(c, mks)
 }
 
@@ -233,6 +241,7 @@ func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
 			}
 		}
 	}
+	w.logDelete(c, doc)
 	return nil
 }
 
@@ -388,6 +397,7 @@ func (w *Writer) CreateIndex(ns string, sp index.Spec) (*Index, error) {
 			return nil, err
 		}
 	}
+	w.logCreateIndex(c, ix)
 	return ix, w.putCatalog(&n)
 }
 
@@ -415,6 +425,7 @@ func (w *Writer) DropIndex(ns, name string) error {
 		return err
 	}
 	w.markSlow(c.ID)
+	w.logDropIndex(c, dropped)
 	return w.putCatalog(&n)
 }
 
@@ -437,6 +448,7 @@ func (w *Writer) ReplaceIndexSpec(ns, name string, sp index.Spec) error {
 		}
 		nix.Multikey = ix.Multikey
 		n.Indexes[i] = nix
+		w.logIndexMod(c, name, ix.Spec, nix.Spec)
 		return w.putCatalog(&n)
 	}
 	return mongoerr.Newf(mongoerr.IndexNotFound, "cannot find index %s", name)
