@@ -66,6 +66,7 @@ const (
 	ActReplSetGetConfig         Action = "replSetGetConfig"
 	ActReplSetGetStatus         Action = "replSetGetStatus"
 	ActReplSetConfigure         Action = "replSetConfigure"
+	ActReplSetResizeOplog       Action = "replSetResizeOplog"
 	ActServerStatus             Action = "serverStatus"
 	ActShutdown                 Action = "shutdown"
 	ActTop                      Action = "top"
@@ -117,7 +118,7 @@ var knownActions = func() map[Action]bool {
 		ActSetAuthRestriction, ActViewRole, ActViewUser, ActInvalidateUserCache, ActApplyOps,
 		ActConnPoolStats, ActFsync, ActUnlock, ActGetCmdLineOpts, ActGetLog, ActGetParameter,
 		ActSetParameter, ActHostInfo, ActInprog, ActKillop, ActListDatabases, ActListSessions,
-		ActKillAnySession, ActReplSetGetConfig, ActReplSetGetStatus, ActReplSetConfigure,
+		ActKillAnySession, ActReplSetGetConfig, ActReplSetGetStatus, ActReplSetConfigure, ActReplSetResizeOplog,
 		ActServerStatus, ActShutdown, ActTop, ActLogRotate, ActAppendOplogNote, ActSetFeatureCompatibility,
 		ActGetDefaultRWConcern, ActSetDefaultRWConcern, ActUseUUID, ActDropConnections,
 		ActListSearchIndexes, ActCreateSearchIndexes, ActDropSearchIndex, ActUpdateSearchIndex,

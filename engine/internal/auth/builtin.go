@@ -31,7 +31,7 @@ var (
 		ActShutdown, ActTouch, ActUnlock}
 	clusterManagerActions = []Action{ActAppendOplogNote, ActApplicationMessage, ActCleanupOrphaned,
 		ActFlushRouterConfig, ActGetDefaultRWConcern, ActListSessions, ActListShards, ActRemoveShard,
-		ActReplSetConfigure, ActReplSetGetConfig, ActReplSetGetStatus, ActReplSetStateChange,
+		ActReplSetConfigure, ActReplSetGetConfig, ActReplSetGetStatus, ActReplSetResizeOplog, ActReplSetStateChange,
 		ActResync, ActSetDefaultRWConcern, ActSetFeatureCompatibility, ActCheckMetadataConsistency,
 		ActSetUserWriteBlockMode}
 	backupClusterActions = []Action{ActAppendOplogNote, ActGetParameter, ActListDatabases,

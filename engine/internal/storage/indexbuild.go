@@ -366,6 +366,7 @@ func (b *IndexBuild) Commit(check func(c *Collection, ixs []*Index) ([]bool, err
 				continue
 			}
 			n.Indexes = append(n.Indexes, ix)
+			w.logCreateIndex(&n, ix)
 		}
 		w.markSlow(c.ID)
 		out = &n
