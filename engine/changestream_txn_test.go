@@ -13,8 +13,6 @@ import (
 // TestChangeStreamTransaction commits a transaction through the driver
 // and expects its writes as separate events sharing the session's lsid,
 // txnNumber and clusterTime, and nothing from an aborted transaction.
-// (The transaction replays its net effect per document at commit, so
-// each statement touches a different document here.)
 // Storage-level marking is covered by command's
 // TestChangeStreamTransactionEvents; this test needs the transactions of
 // issue 14 item 1 and skips while the engine answers NotImplemented.
@@ -103,4 +101,56 @@ func errorsAs(err error, target *mongo.CommandError) bool {
 		err = u.Unwrap()
 	}
 	return false
+}
+
+// TestChangeStreamTransactionStatements writes one document three times
+// in a transaction (insert, update, delete) and expects three events in
+// statement order, as mongod's applyOps entry holds one operation per
+// statement, not the document's net effect.
+func TestChangeStreamTransactionStatements(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("txnsteps")
+	if err := db.CreateCollection(ctx, "txnsteps"); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustWatch(t, c, nil)
+	sess, err := db.Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(ctx)
+	_, err = sess.WithTransaction(ctx, func(ctx context.Context) (any, error) {
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "n", Value: 1}}); err != nil {
+			return nil, err
+		}
+		if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: 2}}}}); err != nil {
+			return nil, err
+		}
+		if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}}); err != nil {
+			return nil, err
+		}
+		return c.DeleteOne(ctx, bson.D{{Key: "_id", Value: 1}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 4 {
+		ev := nextEvent(t, cs)
+		got = append(got, ev["operationType"].(string))
+		if ev["operationType"] == "update" {
+			ud, _ := ev["updateDescription"].(bson.M)
+			if uf, _ := ud["updatedFields"].(bson.M); uf["n"] != int32(2) {
+				t.Errorf("update event %v, want updatedFields {n: 2}", ev)
+			}
+		}
+	}
+	if want := []string{"insert", "update", "insert", "delete"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if n, err := c.CountDocuments(ctx, bson.D{}); err != nil || n != 1 {
+		t.Fatalf("count %d, %v; want 1", n, err)
+	}
 }

@@ -33,8 +33,8 @@ import (
 //	    and the transaction fails at commit with WriteConflict
 //	    (TestTxnFirstWriterWins).
 //	T4. Commit takes the write lock (Store.Write), checks again that no
-//	    held document changed, and replays the documents the transaction
-//	    wrote, in order, through the real Writer marked with
+//	    held document changed, and replays each statement's write of each
+//	    document, in order, through the real Writer marked with
 //	    MarkTransaction; index entries and multikey paths are computed
 //	    again against the current catalog. Either all of it commits in
 //	    one batch or none.
@@ -59,6 +59,9 @@ type Txn struct {
 	held map[string][]byte
 	// order lists the record keys written, first write first.
 	order [][]byte
+	// steps lists every write of a record, in statement order, so that
+	// commit replays (and the oplog records) each statement's effect.
+	steps []txnStep
 	// unique caches, by collection and index id, whether an index is
 	// unique (conflicts).
 	unique map[string]bool
@@ -72,6 +75,13 @@ type Txn struct {
 	// Limit is the largest staged batch, in bytes, before a statement
 	// fails with TransactionTooLarge; zero means DefaultTxnLimit.
 	Limit int
+}
+
+// txnStep is one staged write of a record: its new image, or a delete.
+type txnStep struct {
+	key string
+	v   []byte
+	del bool
 }
 
 // DefaultTxnLimit bounds what one transaction may stage.
@@ -190,8 +200,10 @@ func (t *Txn) fold() error {
 		switch kind {
 		case pebble.InternalKeyKindSet:
 			t.ov.put(k, v, false)
+			t.step(k)
 		case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete:
 			t.ov.put(k, nil, true)
+			t.step(k)
 		case pebble.InternalKeyKindRangeDelete:
 			t.err = mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot drop a collection or an index in a multi-document transaction.")
 			return t.err
@@ -393,10 +405,15 @@ func (t *Txn) replay(w *Writer) error {
 			return ErrWriteConflict
 		}
 	}
-	// Each written document, once, in first-write order: its final state
-	// against its state at the snapshot.
-	for _, k := range t.order {
-		collID, rid := decodeRecordKey(k)
+	// Each statement's write of each document, in statement order, so
+	// that the oplog (and change streams) see every insert, update and
+	// delete as mongod logs them in a transaction's applyOps. cur is a
+	// document's image as the commit has it so far, rids its record id
+	// in the commit (an insert gets a new one).
+	cur := map[string][]byte{}
+	rids := map[string]int64{}
+	for _, st := range t.steps {
+		collID, rid := decodeRecordKey([]byte(st.key))
 		var c *Collection
 		if nc := real[collID]; nc != nil {
 			c = w.Collection(nc.NS)
@@ -409,27 +426,44 @@ func (t *Txn) replay(w *Writer) error {
 		if c.DB == "local" {
 			continue
 		}
-		was := t.held[string(k)]
-		e, ok := t.ov.m[string(k)]
+		prev, ok := cur[st.key]
 		if !ok {
-			continue
+			prev = t.held[st.key]
+		}
+		if r, ok := rids[st.key]; ok {
+			rid = r
 		}
 		switch {
-		case was == nil && !e.del:
-			if _, err := w.Insert(c, e.v); err != nil {
+		case prev == nil && !st.del:
+			r, err := w.Insert(c, st.v)
+			if err != nil {
 				return err
 			}
-		case was != nil && e.del:
-			if err := w.Delete(c, rid, was); err != nil {
+			rids[st.key] = r
+			cur[st.key] = st.v
+		case prev != nil && st.del:
+			if err := w.Delete(c, rid, prev); err != nil {
 				return err
 			}
-		case was != nil && !e.del:
-			if err := w.Update(c, rid, was, e.v); err != nil {
+			cur[st.key] = nil
+		case prev != nil && !st.del:
+			if err := w.Update(c, rid, prev, st.v); err != nil {
 				return err
 			}
+			cur[st.key] = st.v
 		}
 	}
 	return nil
+}
+
+// step records the write of k just folded into the overlay, when k is a
+// document's record.
+func (t *Txn) step(k []byte) {
+	if len(k) == 0 || k[0] != prefixRecord {
+		return
+	}
+	e := t.ov.m[string(k)]
+	t.steps = append(t.steps, txnStep{key: string(k), v: e.v, del: e.del})
 }
 
 // decodeRecordKey splits a record key into collection and record ids.
