@@ -240,8 +240,16 @@ func (w *Writer) nextRID(c *Collection) int64 {
 func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
 	keys := make([][][]byte, len(c.Indexes))
 	mks := make([]index.Multikey, len(c.Indexes))
+	if len(c.Indexes) == 0 {
+		return keys, mks, nil
+	}
+	// One validation of doc serves every index (a bucket of a time
+	// series is large, and has three or more).
+	if err := index.Validate(doc); err != nil {
+		return nil, nil, err
+	}
 	for i, ix := range c.Indexes {
-		k, mk, err := ix.Def.Keys(doc)
+		k, mk, err := ix.Def.KeysValidated(doc)
 		if err != nil {
 			return nil, nil, err
 		}
