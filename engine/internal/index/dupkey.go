@@ -19,7 +19,9 @@ import (
 // under the indexed path's name.
 func (ix *Index) KeyValue(doc bson.Raw, key []byte) bson.Raw {
 	var row []bson.RawValue
-	if tuples, _, err := ix.tuples(doc); err == nil {
+	if validateDoc(doc) != nil {
+		// fall through to decoding key
+	} else if tuples, _, err := ix.tuples(doc); err == nil {
 		for _, t := range tuples {
 			if bytes.Equal(ix.encode(t), key) {
 				row = t

@@ -119,6 +119,16 @@ func (ix *Index) Columns() []bool { return append([]bool(nil), ix.dirs...) }
 //
 // Following mongod's BtreeKeyGenerator and WildcardKeyGenerator.
 func (ix *Index) Keys(doc bson.Raw) ([][]byte, Multikey, error) {
+	if err := validateDoc(doc); err != nil {
+		return nil, Multikey{}, err
+	}
+	return ix.KeysValidated(doc)
+}
+
+// KeysValidated is Keys for a document Validate accepted: a writer that
+// computes the keys of one document for several indexes checks the
+// document once rather than once per index.
+func (ix *Index) KeysValidated(doc bson.Raw) ([][]byte, Multikey, error) {
 	tuples, mk, err := ix.tuples(doc)
 	if err != nil || len(tuples) == 0 {
 		return nil, mk, err
@@ -161,10 +171,8 @@ func (ix *Index) encode(t []bson.RawValue) []byte {
 }
 
 // tuples returns the unencoded keys of doc, one value per column.
+// doc has been validated (validateDoc).
 func (ix *Index) tuples(doc bson.Raw) ([][]bson.RawValue, Multikey, error) {
-	if err := validateDoc(doc); err != nil {
-		return nil, Multikey{}, err
-	}
 	if !ix.Matches(doc) {
 		return nil, Multikey{}, nil
 	}

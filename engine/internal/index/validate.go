@@ -11,6 +11,10 @@ import (
 // nesting (plus a few for the envelope).
 const maxNesting = 180
 
+// Validate is validateDoc for writers that compute keys with
+// KeysValidated.
+func Validate(doc []byte) error { return validateDoc(doc) }
+
 // validateDoc checks that doc is well-formed BSON at every depth (the
 // driver's Validate checks one level), so that keys are only built from
 // values keystring can encode and decode. It returns InvalidBSON.

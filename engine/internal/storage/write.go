@@ -184,9 +184,10 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 }
 
 // Update replaces the document at rid (currently old) with doc, adjusting
-// index entries that changed. On error nothing is staged.
+// index entries that changed. On error nothing is staged. old must be the
+// record as stored: its keys are computed without validating it again.
 func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
-	oldKeys, _, err := w.indexKeys(c, old)
+	oldKeys, _, err := w.storedKeys(c, old)
 	if err != nil {
 		return err
 	}
@@ -224,9 +225,10 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 	return w.noteMultikey(c, mks)
 }
 
-// Delete removes the document at rid (currently doc) and its entries.
+// Delete removes the document at rid (currently doc, as stored) and its
+// entries.
 func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
-	keys, _, err := w.indexKeys(c, doc)
+	keys, _, err := w.storedKeys(c, doc)
 	if err != nil {
 		return err
 	}
@@ -250,12 +252,37 @@ func (w *Writer) nextRID(c *Collection) int64 {
 	return w.s.lastRID[c.ID]
 }
 
+// storedKeys computes the keys of doc, a record of c as stored, for
+// every index, without validating it again: every record of a collection
+// with indexes passed index.Validate when it was written or when an
+// index was built over it.
+func (w *Writer) storedKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
+	keys := make([][][]byte, len(c.Indexes))
+	mks := make([]index.Multikey, len(c.Indexes))
+	for i, ix := range c.Indexes {
+		k, mk, err := ix.Def.KeysValidated(doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[i], mks[i] = k, mk
+	}
+	return keys, mks, nil
+}
+
 // indexKeys computes the keys and multikey paths of doc for every index.
 func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
 	keys := make([][][]byte, len(c.Indexes))
 	mks := make([]index.Multikey, len(c.Indexes))
+	if len(c.Indexes) == 0 {
+		return keys, mks, nil
+	}
+	// One validation of doc serves every index (a bucket of a time
+	// series is large, and has three or more).
+	if err := index.Validate(doc); err != nil {
+		return nil, nil, err
+	}
 	for i, ix := range c.Indexes {
-		k, mk, err := ix.Def.Keys(doc)
+		k, mk, err := ix.Def.KeysValidated(doc)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -226,7 +226,11 @@ func dateValue(ms int64) bson.RawValue {
 // and compressed columns once compressed. BSONObjectTooLarge when the
 // document would pass 16 MiB.
 func (b *Bucket) Doc(compressed bool) (bson.Raw, error) {
-	out := make([]byte, 0, 64+b.Size/2)
+	// Room for the whole document up front: an open bucket is rewritten
+	// on every insert, and growing the buffer step by step copied it
+	// several times over.
+	out := make([]byte, 0, 256+b.Size+8*b.Count*len(b.fields))
+	var ibuf []byte
 	idx, out := bsoncore.AppendDocumentStart(out)
 	out = bsoncore.AppendObjectIDElement(out, "_id", b.ID)
 	cidx, out := bsoncore.AppendDocumentElementStart(out, "control")
@@ -254,7 +258,11 @@ func (b *Bucket) Doc(compressed bool) (bson.Raw, error) {
 		fidx, o2 := bsoncore.AppendDocumentElementStart(out, f)
 		out = o2
 		for i, v := range c.vals {
-			out = bsoncore.AppendValueElement(out, strconv.Itoa(int(c.pos[i])), bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+			ibuf = strconv.AppendInt(ibuf[:0], int64(c.pos[i]), 10)
+			out = append(out, byte(v.Type))
+			out = append(out, ibuf...)
+			out = append(out, 0)
+			out = append(out, v.Value...)
 		}
 		out, _ = bsoncore.AppendDocumentEnd(out, fidx)
 	}
