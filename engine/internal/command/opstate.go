@@ -102,6 +102,9 @@ type opState struct {
 	// origin is a getMore's cursor's originating command, which its
 	// profile entry shows as originatingCommand.
 	origin bson.Raw
+	// stmts are an update or delete command's statements, each profiled
+	// as its own entry.
+	stmts []stmtProfile
 }
 
 func (op *opState) notePlan(x *plan.Executor) {
