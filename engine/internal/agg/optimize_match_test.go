@@ -24,6 +24,8 @@ func TestMatchSwapsAhead(t *testing.T) {
 		{`[` + lookup + `, {"$match": {"_id": 5, "j.x": 1}}]`, `{"_id": {"$numberInt":"5"}}`, "$lookup $match"},
 		{`[` + lookup + `, {"$match": {"a": 1, "b": 2, "j": []}}]`, `{"$and": [{"a": {"$numberInt":"1"}},{"b": {"$numberInt":"2"}}]}`, "$lookup $match"},
 		{`[` + lookup + `, {"$match": {"$expr": {"$eq": ["$$ROOT", null]}}}]`, ``, "$lookup $match"},
+		{`[` + lookup + `, {"$match": {"$jsonSchema": {"required": ["j"]}}}]`, ``, "$lookup $match"},
+		{`[{"$addFields": {"c": 1}}, {"$match": {"a": 1, "$jsonSchema": {"required": ["c"]}}}]`, `{"a": {"$numberInt":"1"}}`, "$addFields $match"},
 		{`[` + letLookup + `, {"$match": {"_id": 5}}]`, `{"_id": {"$numberInt":"5"}}`, "$lookup"},
 		{`[` + letLookup + `, {"$match": {"j.k": 5}}]`, ``, "$lookup $match"},
 		{`[` + lookup + `, {"$unwind": "$j"}, {"$match": {"_id": 5}}]`, `{"_id": {"$numberInt":"5"}}`, "$lookup"},
