@@ -79,7 +79,7 @@ func TestProfilerWriteStatements(t *testing.T) {
 		t.Fatalf("ops = %s, want update update remove remove command: %v", got, es)
 	}
 	u1, u2, d1, d2, fam := es[0], es[1], es[2], es[3], es[4]
-	if got := keysOf(u1); got != "op ns command keysExamined docsExamined nMatched nModified numYield queryHash planCacheKey locks millis planSummary ts client allUsers user" {
+	if got := keysOf(u1); got != "op ns command keysExamined docsExamined nMatched nModified numYield queryHash planCacheKey queryFramework locks flowControl millis planSummary ts client allUsers user" {
 		t.Errorf("update entry fields: %s", got)
 	}
 	if got := keysOf(lookup(u1, "command").(bson.D)); got != "q u multi upsert" {
@@ -162,5 +162,62 @@ func TestProfilerTruncatesLargeCommands(t *testing.T) {
 	small := es[len(es)-1]
 	if _, ok := lookup(small, "command").(bson.D); !ok || lookup(small, "command", "insert") != "pt" {
 		t.Errorf("small insert command %v", lookup(small, "command"))
+	}
+}
+
+// TestProfilerReadShapes checks the field order of read entries against
+// mongod 7.0's OpDebug::append (less execStats, storage and cpuNanos,
+// which this server does not report): find, getMore with its
+// originatingCommand, the aggregate, count and distinct commands.
+func TestProfilerReadShapes(t *testing.T) {
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("pr")
+	seedN(t, c, 10)
+	createIndex(t, db, "pr", bson.D{{Key: "a", Value: 1}})
+	if err := db.RunCommand(ctx, bson.D{{Key: "profile", Value: 2}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := c.Find(ctx, bson.D{{Key: "a", Value: bson.D{{Key: "$gte", Value: 8}}}}, options.Find().SetBatchSize(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []bson.D
+	if err := cur.All(ctx, &all); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "count", Value: "pr"}, {Key: "query", Value: bson.D{{Key: "a", Value: 1}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Distinct(ctx, "b", bson.D{{Key: "a", Value: 1}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	es := profileEntries(t, db, "test.pr")
+	want := []string{
+		"query: op ns command cursorid keysExamined docsExamined numYield nreturned queryHash planCacheKey queryFramework locks flowControl responseLength protocol millis planSummary ts client allUsers user",
+		"getmore: op ns command originatingCommand cursorid keysExamined docsExamined numYield nreturned queryFramework locks flowControl responseLength protocol millis planSummary ts client allUsers user",
+		"getmore: op ns command originatingCommand cursorid keysExamined docsExamined cursorExhausted numYield nreturned queryFramework locks flowControl responseLength protocol millis planSummary ts client allUsers user",
+		"command: op ns command keysExamined docsExamined numYield queryHash planCacheKey queryFramework locks flowControl responseLength protocol millis planSummary ts client allUsers user",
+		"command: op ns command keysExamined docsExamined numYield queryHash planCacheKey queryFramework locks flowControl responseLength protocol millis planSummary ts client allUsers user",
+	}
+	if len(es) != len(want) {
+		t.Fatalf("%d entries, want %d: %v", len(es), len(want), es)
+	}
+	for i, e := range es {
+		if got := lookup(e, "op").(string) + ": " + keysOf(e); got != want[i] {
+			t.Errorf("entry %d:\n got  %s\n want %s", i, got, want[i])
+		}
+	}
+	if n := lookup(es[0], "nreturned"); n != int32(1) {
+		t.Errorf("find nreturned %v, want 1", n)
+	}
+	if lookup(es[1], "originatingCommand", "find") != "pr" {
+		t.Errorf("getMore originatingCommand %v", lookup(es[1], "originatingCommand"))
+	}
+	for i, name := range map[int]string{3: "count", 4: "distinct"} {
+		plan := map[string]string{"count": "COUNT_SCAN { a: 1 }", "distinct": "IXSCAN { a: 1 }"}[name]
+		if lookup(es[i], "command", name) != "pr" || lookup(es[i], "planSummary") != plan {
+			t.Errorf("%s entry %v", name, es[i])
+		}
 	}
 }

@@ -116,6 +116,30 @@ func (op *opState) notePlan(x *plan.Executor) {
 	op.mu.Unlock()
 }
 
+// summary returns the plan summary the operation has seen so far.
+func (op *opState) summary() string {
+	if op == nil {
+		return ""
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.planSummary
+}
+
+// keepSummary gives a getMore the plan summary of its cursor, prev, when
+// this batch planned nothing, and returns the summary the cursor keeps.
+func (op *opState) keepSummary(prev string) string {
+	if op == nil {
+		return prev
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.planSummary == "" {
+		op.planSummary = prev
+	}
+	return op.planSummary
+}
+
 func (op *opState) addExamined(keys, docs int64, st plan.Stats) {
 	op.mu.Lock()
 	op.keys += keys

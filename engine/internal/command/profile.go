@@ -271,7 +271,12 @@ func (e *Env) profileDoc(r *Request, f *profileFacts) bson.D {
 	if f.examined && f.queryHash != "" {
 		d = append(d, bson.E{Key: "queryHash", Value: f.queryHash}, bson.E{Key: "planCacheKey", Value: f.cacheKey})
 	}
-	d = append(d, bson.E{Key: "locks", Value: bson.D{}})
+	if f.examined {
+		// Divergence: always "classic"; mongod 7.0 answers "sbe" for
+		// the queries its slot-based engine runs ($group, $lookup).
+		d = append(d, bson.E{Key: "queryFramework", Value: "classic"})
+	}
+	d = append(d, bson.E{Key: "locks", Value: bson.D{}}, bson.E{Key: "flowControl", Value: bson.D{}})
 	if f.err != nil {
 		me := mongoerr.As(f.err)
 		d = append(d, bson.E{Key: "ok", Value: 0.0}, bson.E{Key: "errMsg", Value: me.Msg},
