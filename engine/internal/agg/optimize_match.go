@@ -70,6 +70,10 @@ func anyBlocked(paths []string, blocked func(string) bool) bool {
 
 // splitMatch builds the $match of clauses (one filter each), its spec
 // {$and: clauses} when there are several, as mongod prints a split match.
+//
+// Divergence: the clauses print as written; mongod prints a split
+// $match from its parsed form, an equality as {path: {$eq: value}}
+// (TestMatchSwapsAhead shows the form printed here).
 func splitMatch(clauses bson.D, fs []*Filter, compile func(bson.Raw) (*Filter, error)) (*stageMatch, error) {
 	var spec bson.Raw
 	var err error
