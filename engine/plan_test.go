@@ -392,7 +392,7 @@ func TestProfilerAndIndexStats(t *testing.T) {
 	if s := lookup(entries[0], "planSummary"); s != "IXSCAN { a: 1 }" {
 		t.Errorf("planSummary = %v", s)
 	}
-	if k, d := lookup(entries[0], "keysExamined"), lookup(entries[0], "docsExamined"); k != int64(1) || d != int64(1) {
+	if k, d := lookup(entries[0], "keysExamined"), lookup(entries[0], "docsExamined"); k != int32(1) || d != int32(1) {
 		t.Errorf("examined = %v keys, %v docs", k, d)
 	}
 	if s := lookup(entries[1], "planSummary"); s != "IDHACK" {

@@ -69,14 +69,14 @@ func TestProfilerEveryOperation(t *testing.T) {
 		op, _ := lookup(e, "op").(string)
 		byOp[op] = append(byOp[op], e)
 	}
-	common := []string{"op", "ns", "command", "numYield", "responseLength", "millis", "ts", "client", "user"}
+	common := []string{"op", "ns", "command", "numYield", "millis", "ts", "client", "user"}
 	want := map[string][]string{
-		"insert":  {"ninserted"},
-		"query":   {"keysExamined", "docsExamined", "nreturned", "planSummary", "cursorid"},
-		"getmore": {"keysExamined", "docsExamined", "nreturned", "planSummary", "originatingCommand", "cursorid"},
+		"insert":  {"ninserted", "responseLength"},
+		"query":   {"keysExamined", "docsExamined", "nreturned", "planSummary", "cursorid", "responseLength"},
+		"getmore": {"keysExamined", "docsExamined", "nreturned", "planSummary", "originatingCommand", "cursorid", "responseLength"},
 		"update":  {"keysExamined", "docsExamined", "nMatched", "nModified", "planSummary"},
 		"remove":  {"keysExamined", "docsExamined", "ndeleted", "planSummary"},
-		"command": {},
+		"command": {"responseLength"},
 	}
 	for op, fields := range want {
 		es := byOp[op]

@@ -59,12 +59,41 @@ func compileFilter(filter bson.Raw, sc *expr.Scope, vars []letVar, now time.Time
 	if !hasExpr(filter, 0) {
 		f.root.m = whole
 		f.deps.Paths = whole.Paths()
-		return f, nil
-	}
-	if err := f.compileDoc(&f.root, filter, sc, 0); err != nil {
+	} else if err := f.compileDoc(&f.root, filter, sc, 0); err != nil {
 		return nil, err
 	}
+	if readsWhole(filter, 0) {
+		f.deps.Whole = true
+	}
 	return f, nil
+}
+
+// readsWhole reports whether the filter document d holds an operator
+// that reads the whole document ($jsonSchema, $where, $text) at a
+// position the query language allows them (the top level, under $and,
+// $or, $nor), so no stage that changes a field may run after it.
+func readsWhole(d bson.Raw, depth int) bool {
+	if depth > expr.MaxDepth {
+		return true
+	}
+	for _, el := range mustElems(d) {
+		switch el.Key() {
+		case "$jsonSchema", "$where", "$text":
+			return true
+		case "$and", "$or", "$nor":
+			arr, ok := el.Value().ArrayOK()
+			if !ok {
+				continue
+			}
+			vals, _ := arr.Values()
+			for _, v := range vals {
+				if sub, ok := v.DocumentOK(); ok && readsWhole(sub, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // hasExpr reports whether the filter document d holds $expr at a position

@@ -14,8 +14,10 @@ const maxOptimizePasses = 64
 // optimize applies mongod's pipeline rewrites that matter here, in
 // passes until nothing changes (bounded):
 //   - adjacent $match stages merge into one;
-//   - $match moves ahead of $sort, and ahead of $addFields/$set/$unset/
-//     exclusion $project when it reads none of the fields they change;
+//   - $match moves ahead of $sort, and (mongod's pushMatchBefore) ahead
+//     of $lookup, $unwind and $addFields/$set/$unset/$project, splitting
+//     off the top-level clauses that read a path the stage modifies
+//     (see swapMatch);
 //   - $sort followed by $limit becomes a top-k $sort;
 //   - adjacent $limit and adjacent $skip stages merge;
 //   - $unwind of a $lookup's or $graphLookup's "as" field is absorbed.
@@ -77,14 +79,21 @@ func rewritePair(a, b stage) ([]stage, bool) {
 			return []stage{&stageLimit{n: x.n + y.n}, &stageSkip{n: x.n}}, true
 		}
 	case *stageAddFields:
-		if y, ok := b.(*stageMatch); ok && x.independent(y) {
-			return []stage{y, x}, true
+		if y, ok := b.(*stageMatch); ok {
+			return swapMatch(x, y, x.blocksMatch)
+		}
+	case *stageUnwind:
+		if y, ok := b.(*stageMatch); ok {
+			return swapMatch(x, y, x.blocksMatch)
 		}
 	case *stageLookup:
 		if y, ok := b.(*stageUnwind); ok && x.unwind == nil && y.path == x.as {
 			n := *x
 			n.unwind = y
 			return []stage{&n}, true
+		}
+		if y, ok := b.(*stageMatch); ok {
+			return swapMatch(x, y, x.blocksMatch)
 		}
 	case *stageGraphLookup:
 		if y, ok := b.(*stageUnwind); ok && x.unwind == nil && y.path == x.as {
@@ -100,7 +109,12 @@ func rewritePair(a, b stage) ([]stage, bool) {
 func mergeMatches(a, b *stageMatch) *stageMatch {
 	spec, _ := bson.Marshal(bson.D{{Key: "$and", Value: bson.A{a.spec, b.spec}}})
 	fs := append(append([]*Filter(nil), a.filters...), b.filters...)
-	return &stageMatch{spec: spec, filters: fs}
+	m := &stageMatch{spec: spec, filters: fs}
+	if a.compile != nil && b.compile != nil && len(a.parts) == len(a.filters) && len(b.parts) == len(b.filters) {
+		m.parts = append(append([]bson.Raw(nil), a.parts...), b.parts...)
+		m.compile = a.compile
+	}
+	return m
 }
 
 // touches reports whether the path p and any of the changed top-level

@@ -16,6 +16,12 @@ func init() { register("$match", 0, parseMatch) }
 type stageMatch struct {
 	spec    bson.Raw
 	filters []*Filter // more than one after adjacent $match stages merge
+	// parts holds the filter document of each entry of filters, and
+	// compile compiles a filter document in the stage's scope; the
+	// optimizer splits a $match with them. compile is nil for a $match
+	// the optimizer made itself, which it moves only whole.
+	parts   []bson.Raw
+	compile func(bson.Raw) (*Filter, error)
 }
 
 // parseMatch parses $match; 15959 when the filter is not a document.
@@ -28,7 +34,8 @@ func parseMatch(pc *parseCtx, spec bson.RawValue) (stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stageMatch{spec: doc, filters: []*Filter{f}}, nil
+	compile := func(d bson.Raw) (*Filter, error) { return compileFilter(d, pc.scope, pc.vars, pc.opts.Now) }
+	return &stageMatch{spec: doc, filters: []*Filter{f}, parts: []bson.Raw{doc}, compile: compile}, nil
 }
 
 func (s *stageMatch) name() string { return "$match" }

@@ -152,27 +152,17 @@ func leafPaths(n *pnode, prefix string) []string {
 	return out
 }
 
-// independent reports whether m reads none of the top-level fields this
-// stage changes, so m may run before it: for $addFields/$set/$unset and
-// exclusions, m reads none of their fields; for an inclusion, m reads
-// only fields it includes unchanged.
-func (s *stageAddFields) independent(m *stageMatch) bool {
-	paths, whole := m.paths()
-	if whole {
-		return false
-	}
+// blocksMatch reports whether a $match reading path must stay after
+// this stage: for $addFields/$set/$unset and exclusions, when path shares
+// its top-level field with one they change; for an inclusion, unless
+// path's top-level field is included unchanged.
+func (s *stageAddFields) blocksMatch(path string) bool {
+	head, _, _ := strings.Cut(path, ".")
 	if s.proj.mode == modeInclusion {
-		// An inclusion keeps a field unchanged only when it includes it
-		// whole at the top level.
-		for _, p := range paths {
-			head, _, _ := strings.Cut(p, ".")
-			if k := s.proj.root.kids[head]; k == nil || k.kind != pInclude {
-				return false
-			}
-		}
-		return len(paths) > 0
+		k := s.proj.root.kids[head]
+		return k == nil || k.kind != pInclude
 	}
-	return !touches(paths, s.proj.changedTop())
+	return s.proj.changedTop()[head]
 }
 
 func (s *stageAddFields) open(_ context.Context, rc *runCtx, in Source) (Source, error) {

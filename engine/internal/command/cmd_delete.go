@@ -37,11 +37,13 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 				n   int64
 				err error
 			)
+			mark := r.op.beginStmt()
 			if ts != nil {
 				n, err = r.deleteTimeseries(ctx, w, ts, st, b.let)
 			} else {
 				n, err = r.deleteOne(ctx, w, ns, st, b.let)
 			}
+			r.op.endStmt(mark, deleteStmtCommand(st), bson.D{{Key: "ndeleted", Value: n}}, err)
 			res.n += n
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})

@@ -197,6 +197,7 @@ func (r *Request) openLazy(ctx context.Context, ns string, q *query, proj *proje
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, nil)
 	bindReadSet(r.Env.Store, c, ns, src)
 	c.origin = r.Body
+	c.planSummary = r.op.summary()
 	return cursorReply(c.ID, ns, "firstBatch", nil), nil
 }
 

@@ -86,6 +86,7 @@ func runGetMore(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	batch, pending, done, err := fillBatch(ctx, c.src, c.pending, batchSize)
 	c.pending = pending
+	c.planSummary = r.op.keepSummary(c.planSummary)
 	c.lastUsed = time.Now()
 	c.mu.Unlock()
 	if err != nil {

@@ -131,11 +131,17 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 				return nil
 			}
 			err := caseErr
+			mark, n0, m0, u0 := r.op.beginStmt(), res.n, res.nModified, len(res.upserted)
 			if ts := r.Env.tsColl(ns); ts != nil {
 				err = r.updateTimeseries(ctx, w, ts, st, b.let, res)
 			} else if !st.upsert || caseErr == nil {
 				err = r.updateOne(ctx, w, ns, i, st, b.let, res)
 			}
+			counts := bson.D{{Key: "nMatched", Value: res.n - n0 - int64(len(res.upserted)-u0)}, {Key: "nModified", Value: res.nModified - m0}}
+			if len(res.upserted) > u0 {
+				counts = append(counts, bson.E{Key: "nUpserted", Value: int64(len(res.upserted) - u0)})
+			}
+			r.op.endStmt(mark, updateStmtCommand(st), counts, err)
 			if err != nil {
 				res.errs = append(res.errs, mongoerr.WriteError{Index: i, Err: writeErr(err)})
 				if ordered {

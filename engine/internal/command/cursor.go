@@ -35,6 +35,9 @@ type Cursor struct {
 	reads    *readSet // nil: the cursor reads no collection
 	origin   bson.Raw // the command that opened the cursor
 	owner    string   // the user that opened it, under auth; guarded by Cursors.mu
+	// planSummary is the plan the cursor's query runs, which each
+	// getMore's profile entry repeats.
+	planSummary string
 }
 
 // Cursors is the table of open cursors of one engine.
@@ -220,6 +223,7 @@ func openCursor(ctx context.Context, r *Request, ns string, src source, batchSiz
 	c := r.Env.Cursors.add(ns, r.Generic.LSID, src, pending)
 	bindReadSet(r.Env.Store, c, ns, src)
 	c.origin = r.Body
+	c.planSummary = r.op.summary()
 	return cursorReply(c.ID, ns, "firstBatch", batch), nil
 }
 

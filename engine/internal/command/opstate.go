@@ -102,6 +102,9 @@ type opState struct {
 	// origin is a getMore's cursor's originating command, which its
 	// profile entry shows as originatingCommand.
 	origin bson.Raw
+	// stmts are an update or delete command's statements, each profiled
+	// as its own entry.
+	stmts []stmtProfile
 }
 
 func (op *opState) notePlan(x *plan.Executor) {
@@ -111,6 +114,30 @@ func (op *opState) notePlan(x *plan.Executor) {
 	op.multi = st.FromMultiPlanner
 	op.queryHash, op.cacheKey = st.QueryHash, st.PlanCacheKey
 	op.mu.Unlock()
+}
+
+// summary returns the plan summary the operation has seen so far.
+func (op *opState) summary() string {
+	if op == nil {
+		return ""
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.planSummary
+}
+
+// keepSummary gives a getMore the plan summary of its cursor, prev, when
+// this batch planned nothing, and returns the summary the cursor keeps.
+func (op *opState) keepSummary(prev string) string {
+	if op == nil {
+		return prev
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.planSummary == "" {
+		op.planSummary = prev
+	}
+	return op.planSummary
 }
 
 func (op *opState) addExamined(keys, docs int64, st plan.Stats) {

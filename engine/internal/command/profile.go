@@ -62,7 +62,24 @@ func (e *Env) endOp(op *opState, r *Request, reply bson.D, err error, took time.
 	if rate < 1 && rand.Float64() >= rate {
 		return
 	}
-	entry := e.profileEntry(op, r, ns, reply, err, took)
+	if r.Name == "update" || r.Name == "delete" {
+		op.mu.Lock()
+		stmts := op.stmts
+		op.mu.Unlock()
+		if len(stmts) > 0 {
+			// mongod profiles each statement, not the command.
+			for i := range stmts {
+				e.profileWrite(r, ps, slow, e.stmtEntry(r, ns, &stmts[i]), stmts[i].took)
+			}
+			return
+		}
+	}
+	e.profileWrite(r, ps, slow, e.profileEntry(op, r, ns, reply, err, took), took)
+}
+
+// profileWrite writes one entry unless the level's filter or slowms
+// leaves it out.
+func (e *Env) profileWrite(r *Request, ps profileSettings, slow int64, entry bson.D, took time.Duration) {
 	raw, merr := bson.Marshal(entry)
 	if merr != nil {
 		e.log.Error("profile entry", "err", merr)
@@ -115,91 +132,162 @@ func profileOp(name string) string {
 	return "command"
 }
 
-// profileEntry builds a system.profile document in mongod's field order.
+// profileFacts are the parts of one system.profile entry.
+type profileFacts struct {
+	op, ns      string
+	command     any // bson.Raw or bson.D
+	origin      bson.Raw
+	cursorID    int64
+	hasCursor   bool
+	examined    bool
+	keys, docs  int64
+	hasSort     bool
+	usedDisk    bool
+	multi       bool
+	counts      bson.D // nMatched, nModified, ninserted, ndeleted, nUpserted
+	exhausted   *bool
+	nreturned   int64
+	hasReturned bool
+	queryHash   string
+	cacheKey    string
+	err         error
+	isCommand   bool // responseLength and protocol: a command's entry
+	respLen     int
+	millis      int64
+	planSummary string
+}
+
+// profileEntry builds a command's system.profile document.
 func (e *Env) profileEntry(op *opState, r *Request, ns string, reply bson.D, err error, took time.Duration) bson.D {
-	d := bson.D{
-		{Key: "_id", Value: bson.NewObjectID()},
-		{Key: "op", Value: profileOp(r.Name)},
-		{Key: "ns", Value: ns},
-		{Key: "command", Value: r.Body},
-	}
+	f := profileFacts{op: profileOp(r.Name), ns: ns, command: r.Body, err: err, isCommand: true, millis: took.Milliseconds()}
 	op.mu.Lock()
-	if op.origin != nil {
-		d = append(d, bson.E{Key: "originatingCommand", Value: op.origin})
-	}
-	if id, ok := profileCursorID(r, reply); ok {
-		d = append(d, bson.E{Key: "cursorid", Value: id})
-	}
-	isQuery := op.planSummary != ""
-	if isQuery {
-		d = append(d,
-			bson.E{Key: "keysExamined", Value: op.keys},
-			bson.E{Key: "docsExamined", Value: op.docs})
-		if op.hasSort {
-			d = append(d, bson.E{Key: "hasSortStage", Value: true})
-		}
-		if op.usedDisk {
-			d = append(d, bson.E{Key: "usedDisk", Value: true})
-		}
-		if op.multi {
-			d = append(d, bson.E{Key: "fromMultiPlanner", Value: true})
-		}
-	}
-	summary, qh, ck := op.planSummary, op.queryHash, op.cacheKey
+	f.origin = op.origin
+	f.cursorID, f.hasCursor = profileCursorID(r, reply)
+	f.examined = op.planSummary != ""
+	f.keys, f.docs, f.hasSort, f.usedDisk, f.multi = op.keys, op.docs, op.hasSort, op.usedDisk, op.multi
+	f.planSummary, f.queryHash, f.cacheKey = op.planSummary, op.queryHash, op.cacheKey
 	op.mu.Unlock()
-	for _, f := range reply {
-		switch f.Key {
+	for _, el := range reply {
+		switch el.Key {
 		case "cursor":
-			if c, ok := f.Value.(bson.D); ok {
-				for _, cf := range c {
-					if cf.Key == "id" {
-						if id, ok := cf.Value.(int64); ok {
-							d = append(d, bson.E{Key: "cursorExhausted", Value: id == 0})
-						}
+			c, _ := el.Value.(bson.D)
+			for _, cf := range c {
+				switch cf.Key {
+				case "id":
+					if id, ok := cf.Value.(int64); ok {
+						x := id == 0
+						f.exhausted = &x
 					}
-				}
-				for _, cf := range c {
-					if cf.Key == "firstBatch" || cf.Key == "nextBatch" {
-						d = append(d, bson.E{Key: "nreturned", Value: int64(batchLen(cf.Value))})
-					}
+				case "firstBatch", "nextBatch":
+					f.nreturned, f.hasReturned = int64(batchLen(cf.Value)), true
 				}
 			}
 		case "n":
 			switch r.Name {
 			case "insert":
-				d = append(d, bson.E{Key: "ninserted", Value: f.Value})
+				f.counts = append(f.counts, bson.E{Key: "ninserted", Value: el.Value})
 			case "delete":
-				d = append(d, bson.E{Key: "ndeleted", Value: f.Value})
+				f.counts = append(f.counts, bson.E{Key: "ndeleted", Value: el.Value})
 			case "update":
-				d = append(d, bson.E{Key: "nMatched", Value: f.Value})
+				f.counts = append(f.counts, bson.E{Key: "nMatched", Value: el.Value})
 			}
 		case "nModified":
-			d = append(d, bson.E{Key: "nModified", Value: f.Value})
+			f.counts = append(f.counts, bson.E{Key: "nModified", Value: el.Value})
+		case "lastErrorObject":
+			if r.Name == "findAndModify" || r.Name == "findandmodify" {
+				f.counts = findAndModifyCounts(r, el.Value)
+			}
 		}
 	}
-	if isQuery {
-		d = append(d, bson.E{Key: "queryHash", Value: qh}, bson.E{Key: "planCacheKey", Value: ck})
+	if b, merr := bson.Marshal(reply); merr == nil {
+		f.respLen = len(b)
 	}
-	d = append(d,
-		bson.E{Key: "numYield", Value: int32(0)},
-		bson.E{Key: "locks", Value: bson.D{}},
-	)
-	if err != nil {
-		me := mongoerr.As(err)
+	return e.profileDoc(r, &f)
+}
+
+// stmtEntry builds the system.profile document of one update or delete
+// statement: no responseLength or protocol, as mongod's statement
+// entries have none.
+func (e *Env) stmtEntry(r *Request, ns string, s *stmtProfile) bson.D {
+	f := profileFacts{
+		op: profileOp(r.Name), ns: ns, command: s.cmd,
+		examined: true, keys: s.keys, docs: s.docs, hasSort: s.hasSort, multi: s.multi,
+		counts: s.counts, queryHash: s.queryHash, cacheKey: s.cacheKey,
+		err: s.err, millis: s.took.Milliseconds(), planSummary: s.planSummary,
+	}
+	return e.profileDoc(r, &f)
+}
+
+// profileNumber is a count as mongod's BSONObjBuilder::appendNumber
+// writes it: an int when it is below 2^30 in magnitude, else a long.
+func profileNumber(n int64) any {
+	if n < 1<<30 && n > -(1<<30) {
+		return int32(n)
+	}
+	return n
+}
+
+// profileDoc lays out an entry in mongod 7.0's field order
+// (OpDebug::append, then ts, client, appName and the user).
+func (e *Env) profileDoc(r *Request, f *profileFacts) bson.D {
+	d := bson.D{
+		{Key: "_id", Value: bson.NewObjectID()},
+		{Key: "op", Value: f.op},
+		{Key: "ns", Value: f.ns},
+		{Key: "command", Value: truncateForProfile(f.command)},
+	}
+	if f.origin != nil {
+		d = append(d, bson.E{Key: "originatingCommand", Value: truncateForProfile(f.origin)})
+	}
+	if f.hasCursor {
+		d = append(d, bson.E{Key: "cursorid", Value: f.cursorID})
+	}
+	if f.examined {
+		d = append(d, bson.E{Key: "keysExamined", Value: profileNumber(f.keys)}, bson.E{Key: "docsExamined", Value: profileNumber(f.docs)})
+		if f.hasSort {
+			d = append(d, bson.E{Key: "hasSortStage", Value: true})
+		}
+		if f.usedDisk {
+			d = append(d, bson.E{Key: "usedDisk", Value: true})
+		}
+		if f.multi {
+			d = append(d, bson.E{Key: "fromMultiPlanner", Value: true})
+		}
+	}
+	for _, k := range []string{"nMatched", "nModified", "ninserted", "ndeleted", "nUpserted"} {
+		for _, c := range f.counts {
+			if c.Key == k {
+				d = append(d, bson.E{Key: k, Value: countValue(c.Value)})
+			}
+		}
+	}
+	if f.exhausted != nil && *f.exhausted {
+		d = append(d, bson.E{Key: "cursorExhausted", Value: true})
+	}
+	d = append(d, bson.E{Key: "numYield", Value: int32(0)})
+	if f.hasReturned {
+		d = append(d, bson.E{Key: "nreturned", Value: profileNumber(f.nreturned)})
+	}
+	if f.examined && f.queryHash != "" {
+		d = append(d, bson.E{Key: "queryHash", Value: f.queryHash}, bson.E{Key: "planCacheKey", Value: f.cacheKey})
+	}
+	if f.examined {
+		// Divergence: always "classic"; mongod 7.0 answers "sbe" for
+		// the queries its slot-based engine runs ($group, $lookup).
+		d = append(d, bson.E{Key: "queryFramework", Value: "classic"})
+	}
+	d = append(d, bson.E{Key: "locks", Value: bson.D{}}, bson.E{Key: "flowControl", Value: bson.D{}})
+	if f.err != nil {
+		me := mongoerr.As(f.err)
 		d = append(d, bson.E{Key: "ok", Value: 0.0}, bson.E{Key: "errMsg", Value: me.Msg},
 			bson.E{Key: "errName", Value: me.Code.Name()}, bson.E{Key: "errCode", Value: int32(me.Code)})
 	}
-	respLen := 0
-	if b, merr := bson.Marshal(reply); merr == nil {
-		respLen = len(b)
+	if f.isCommand {
+		d = append(d, bson.E{Key: "responseLength", Value: profileNumber(int64(f.respLen))}, bson.E{Key: "protocol", Value: "op_msg"})
 	}
-	d = append(d,
-		bson.E{Key: "responseLength", Value: int32(respLen)},
-		bson.E{Key: "protocol", Value: "op_msg"},
-		bson.E{Key: "millis", Value: took.Milliseconds()},
-	)
-	if isQuery {
-		d = append(d, bson.E{Key: "planSummary", Value: summary})
+	d = append(d, bson.E{Key: "millis", Value: profileNumber(f.millis)})
+	if f.planSummary != "" {
+		d = append(d, bson.E{Key: "planSummary", Value: f.planSummary})
 	}
 	client, app := "", ""
 	if r.Conn != nil {
@@ -218,8 +306,20 @@ func (e *Env) profileEntry(op *opState, r *Request, ns string, reply bson.D, err
 	if app != "" {
 		d = append(d, bson.E{Key: "appName", Value: app})
 	}
-	d = append(d, bson.E{Key: "allUsers", Value: bson.A{}}, bson.E{Key: "user", Value: ""})
-	return d
+	return append(d, bson.E{Key: "allUsers", Value: bson.A{}}, bson.E{Key: "user", Value: ""})
+}
+
+// countValue is a write count as appendNumber writes it.
+func countValue(v any) any {
+	switch n := v.(type) {
+	case int32:
+		return n
+	case int64:
+		return profileNumber(n)
+	case int:
+		return profileNumber(int64(n))
+	}
+	return v
 }
 
 // profileCursorID returns the cursor an entry reports as cursorid: a
