@@ -1,11 +1,9 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,17 +34,7 @@ func TestCrashDuringDDLAndIndexBuild(t *testing.T) {
 		t.Skip("spawns a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringDDLAndIndexBuild$")
-	cmd.Env = append(os.Environ(), "FORMWORK_CRASH_DDL_DIR="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc, stderr := startCrashChild(t, "TestCrashDuringDDLAndIndexBuild", "FORMWORK_CRASH_DDL_DIR", dir)
 	inserted := map[string]bool{}
 	live := map[string]bool{} // collections acknowledged as existing
 	gone := map[string]bool{} // collections acknowledged as dropped or renamed away
@@ -75,7 +63,6 @@ func TestCrashDuringDDLAndIndexBuild(t *testing.T) {
 			t.Fatalf("child: %s", line)
 		}
 	}
-	sc := bufio.NewScanner(stdout)
 	ready := false
 	deadline := time.Now().Add(90 * time.Second)
 	var killAt time.Time

@@ -1,11 +1,9 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,20 +42,9 @@ func TestGroupCommitSurvivesSIGKILL(t *testing.T) {
 		t.Skip("spawns a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGroupCommitSurvivesSIGKILL$")
-	cmd.Env = append(os.Environ(), "FORMWORK_GROUP_COMMIT_DIR="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc, stderr := startCrashChild(t, "TestGroupCommitSurvivesSIGKILL", "FORMWORK_GROUP_COMMIT_DIR", dir)
 	inserted := map[string]bool{}
 	incs := map[int]int{}
-	sc := bufio.NewScanner(stdout)
 	acks := 0
 	deadline := time.Now().Add(2 * time.Minute)
 	for acks < crashAcks && sc.Scan() {

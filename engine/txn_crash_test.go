@@ -1,12 +1,10 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,19 +40,8 @@ func TestTxnSurvivesSIGKILL(t *testing.T) {
 		t.Skip("spawns a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTxnSurvivesSIGKILL$")
-	cmd.Env = append(os.Environ(), "FORMWORK_TXN_CRASH_DIR="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc, stderr := startCrashChild(t, "TestTxnSurvivesSIGKILL", "FORMWORK_TXN_CRASH_DIR", dir)
 	acked := map[string]bool{}
-	sc := bufio.NewScanner(stdout)
 	deadline := time.Now().Add(2 * time.Minute)
 	for len(acked) < txnCrashCommits && sc.Scan() && time.Now().Before(deadline) {
 		kind, arg, _ := strings.Cut(sc.Text(), " ")
