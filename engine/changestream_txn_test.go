@@ -154,3 +154,36 @@ func TestChangeStreamTransactionStatements(t *testing.T) {
 		t.Fatalf("count %d, %v; want 1", n, err)
 	}
 }
+
+// TestChangeStreamTransactionReplace replaces a document inside a
+// transaction and expects a "replace" event carrying the new document, as
+// mongod logs a replacement in applyOps, not an update diff.
+func TestChangeStreamTransactionReplace(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("txnreplace")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustWatch(t, c, nil)
+	sess, err := db.Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(ctx)
+	_, err = sess.WithTransaction(ctx, func(ctx context.Context) (any, error) {
+		return c.ReplaceOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "b", Value: 2}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, cs)
+	if ev["operationType"] != "replace" {
+		t.Fatalf("event %v, want a replace", ev)
+	}
+	full, _ := ev["fullDocument"].(bson.M)
+	if full["b"] != int32(2) || full["a"] != nil {
+		t.Fatalf("fullDocument %v, want {_id: 1, b: 2}", full)
+	}
+}

@@ -62,6 +62,9 @@ type Txn struct {
 	// steps lists every write of a record, in statement order, so that
 	// commit replays (and the oplog records) each statement's effect.
 	steps []txnStep
+	// replaces marks the record keys whose staged update was a whole
+	// replacement (Writer.LogReplacement), until fold takes them.
+	replaces map[string]bool
 	// unique caches, by collection and index id, whether an index is
 	// unique (conflicts).
 	unique map[string]bool
@@ -79,9 +82,10 @@ type Txn struct {
 
 // txnStep is one staged write of a record: its new image, or a delete.
 type txnStep struct {
-	key string
-	v   []byte
-	del bool
+	key     string
+	v       []byte
+	del     bool
+	replace bool // an update that replaced the whole document
 }
 
 // DefaultTxnLimit bounds what one transaction may stage.
@@ -447,6 +451,9 @@ func (t *Txn) replay(w *Writer) error {
 			}
 			cur[st.key] = nil
 		case prev != nil && !st.del:
+			if st.replace {
+				w.LogReplacement()
+			}
 			if err := w.Update(c, rid, prev, st.v); err != nil {
 				return err
 			}
@@ -463,7 +470,18 @@ func (t *Txn) step(k []byte) {
 		return
 	}
 	e := t.ov.m[string(k)]
-	t.steps = append(t.steps, txnStep{key: string(k), v: e.v, del: e.del})
+	rep := t.replaces[string(k)]
+	delete(t.replaces, string(k))
+	t.steps = append(t.steps, txnStep{key: string(k), v: e.v, del: e.del, replace: rep})
+}
+
+// markReplace notes that the update of record key k being staged replaces
+// the whole document, so that commit logs it as a replacement too.
+func (t *Txn) markReplace(k []byte) {
+	if t.replaces == nil {
+		t.replaces = map[string]bool{}
+	}
+	t.replaces[string(k)] = true
 }
 
 // decodeRecordKey splits a record key into collection and record ids.

@@ -221,6 +221,9 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 			}
 		}
 	}
+	if w.view != nil && w.oplog.replaceNext {
+		w.view.markReplace(recordKey(c.ID, rid))
+	}
 	w.logUpdate(c, old, doc)
 	return w.noteMultikey(c, mks)
 }
