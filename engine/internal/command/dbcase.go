@@ -8,13 +8,17 @@ import (
 // checkDBCase refuses to create database db when it does not exist and one
 // whose name differs from it only in case does, as mongod's DatabaseHolder
 // does (DatabaseDifferCase, 13297). An existing db passes.
+//
+// It reads the list of databases once: a concurrent writer may create db
+// between two reads, which must not make db look like its own case twin.
 func checkDBCase(s *storage.Store, db string) error {
-	for _, have := range s.Databases() {
+	dbs := s.Databases()
+	for _, have := range dbs {
 		if have == db {
 			return nil
 		}
 	}
-	for _, have := range s.Databases() {
+	for _, have := range dbs {
 		if asciiEqualFold(have, db) {
 			return mongoerr.Newf(mongoerr.DatabaseDifferCase, "db already exists with different case already have: [%s] trying to create [%s]", have, db)
 		}
