@@ -515,9 +515,11 @@ func (t *Txn) get(k []byte) (bson.Raw, error) {
 }
 
 // foldRead folds before a read, so that a statement reads what it (or an
-// earlier statement) staged.
+// earlier statement) staged. It measures the batch with Len, not Repr:
+// Repr rewrites the batch header, and a view that never writes is read by
+// several goroutines at once.
 func (t *Txn) foldRead() error {
-	if len(t.b.Repr()) > t.folded {
+	if t.b.Len() > t.folded {
 		return t.fold()
 	}
 	return t.err
