@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/formworkdb/formwork/engine/internal/command"
+	"github.com/formworkdb/formwork/engine/internal/memconn"
 	"github.com/formworkdb/formwork/engine/internal/server"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
@@ -194,7 +195,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	client, srv := net.Pipe()
+	client, srv := memconn.Pipe()
 	d.db.srv.ServeConn(srv)
 	return client, nil
 }
