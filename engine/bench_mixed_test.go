@@ -21,18 +21,27 @@ const mixedDocs = 10000
 // target ≤ 5: readers do not wait for writers), and the runtime's
 // scheduling latency over the run (sched-p50-ms, sched-p99-ms: how long a
 // runnable goroutine waited for a CPU), which separates CPU queueing from
-// waiting on locks.
+// waiting on locks. The reads-only runs do the same reads with no writer
+// at all; at 32 clients the mixed run reports its p99 relative to them
+// ("p99-x-of-reads-only"): how much the writers, rather than the number
+// of clients sharing the CPUs, slow the readers down.
 func BenchmarkMixed(b *testing.B) {
 	for _, durable := range []bool{false, true} {
 		for _, clients := range []int{1, 32} {
-			b.Run(fmt.Sprintf("storage=%s/clients=%d", storageName(durable), clients), func(b *testing.B) {
-				benchMixed(b, durable, clients)
-			})
+			for _, readsOnly := range []bool{true, false} {
+				name := fmt.Sprintf("storage=%s/clients=%d", storageName(durable), clients)
+				if readsOnly {
+					name += "/reads-only"
+				}
+				b.Run(name, func(b *testing.B) {
+					benchMixed(b, durable, clients, readsOnly)
+				})
+			}
 		}
 	}
 }
 
-func benchMixed(b *testing.B, durable bool, clients int) {
+func benchMixed(b *testing.B, durable bool, clients int, readsOnly bool) {
 	c := perfEngine(b, durable).Database("bench").Collection("c")
 	ctx := context.Background()
 	pad := padding(100)
@@ -50,6 +59,9 @@ func benchMixed(b *testing.B, durable bool, clients int) {
 	sched := startSched()
 	elapsed := runClients(b, clients, func(ctx context.Context, client, i int) error {
 		r := rand.IntN(100)
+		if readsOnly {
+			r = 0
+		}
 		switch {
 		case r < 50:
 			t0 := time.Now()
@@ -76,6 +88,13 @@ func benchMixed(b *testing.B, durable bool, clients int) {
 	b.ReportMetric(p99, "read-p99-ms")
 	sched.report(b)
 	key := "mixed/" + storageName(durable)
+	if readsOnly {
+		if clients > 1 {
+			recordPerf(fmt.Sprintf("%s/reads-only/%d", key, clients), p99)
+		}
+		return
+	}
+	reportRatio(b, p99, fmt.Sprintf("%s/reads-only/%d", key, clients), "p99-x-of-reads-only")
 	if clients == 1 {
 		recordPerf(key, p99)
 	} else {
