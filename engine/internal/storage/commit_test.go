@@ -64,7 +64,7 @@ func (f *slowSyncFile) SyncData() error {
 // whose WAL syncs take 2 ms: group commit must serve them with far fewer
 // syncs than commits, and every write must be there afterwards.
 func TestConcurrentWritersShareSyncs(t *testing.T) {
-	fs := &slowSyncFS{FS: vfs.NewMem(), delay: 2 * time.Millisecond}
+	fs := &slowSyncFS{FS: vfs.NewMem(), delay: 10 * time.Millisecond} // long enough for the others to queue even on a loaded machine
 	s, err := Open(Options{Dir: "db", fs: fs})
 	if err != nil {
 		t.Fatal(err)
