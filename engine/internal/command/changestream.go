@@ -160,14 +160,18 @@ func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.
 	if err := checkChangeStreamTarget(r, p, spec); err != nil {
 		return nil, err
 	}
-	pl, err := agg.ParseChangeStream(p.stages[1:], agg.Options{
+	stages, split, err := agg.StripSplitLargeEvent(p.stages[1:])
+	if err != nil {
+		return nil, err
+	}
+	pl, err := agg.ParseChangeStream(stages, agg.Options{
 		DB: p.db, Coll: p.coll, Let: p.let, TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
 		Now: r.start, ClusterTime: r.Env.clock.current(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, killed: make(chan struct{})}
+	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, split: split, killed: make(chan struct{})}
 	if spec.allChanges {
 		cs.db = ""
 	}
