@@ -9,6 +9,7 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/agg"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/plan"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
@@ -148,7 +149,11 @@ func checkChangeStreamTarget(r *Request, p *aggregateParams, s changeStreamSpec)
 // https://www.mongodb.com/docs/v7.0/changeStreams/
 func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.D, error) {
 	if p.explain {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "explain of a $changeStream is not supported yet")
+		sections, err := changeStreamSections(ctx, r, p, plan.QueryPlanner)
+		if err != nil {
+			return nil, err
+		}
+		return explainReply(r, sections, r.Body), nil
 	}
 	if !p.haveCur {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")

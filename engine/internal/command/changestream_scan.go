@@ -28,6 +28,9 @@ type changeStream struct {
 	pl       *agg.Pipeline
 	// split: the pipeline ends in $changeStreamSplitLargeEvent.
 	split bool
+	// nOps and nEvents count the operations read and the events they
+	// made before the pipeline (explain's figures).
+	nOps, nEvents int
 
 	next bson.Timestamp // the oplog is read from here on (inclusive)
 	// skip, when set, drops events at or before it (resuming from an
@@ -245,6 +248,8 @@ func (cs *changeStream) processOp(ctx context.Context, h *aggHost, sn *storage.S
 	if err != nil {
 		return err
 	}
+	cs.nOps++
+	cs.nEvents += len(evs)
 	for _, ev := range evs {
 		resumeFrag := uint32(0) // resuming after this fragment (1-based)
 		if cs.skip != nil {
