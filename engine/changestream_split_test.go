@@ -11,6 +11,18 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
+// nextBig returns the stream's next event, waiting long enough for events
+// of tens of megabytes under the race detector.
+func nextBig(t *testing.T, cs *mongo.ChangeStream) bson.M {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if !cs.Next(ctx) {
+		t.Fatalf("no event: %v", cs.Err())
+	}
+	return asM(t, cs.Current)
+}
+
 // splitStage is {$changeStreamSplitLargeEvent: {}}.
 var splitStage = bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}}
 
@@ -22,7 +34,8 @@ var splitStage = bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}}
 func TestChangeStreamSplitLargeEvent(t *testing.T) {
 	t.Parallel()
 	_, db := newDB(t)
-	ctx := ctxT(t)
+	ctx, cancelAll := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancelAll()
 	c := db.Collection("big")
 	big := strings.Repeat("x", 10<<20)
 	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "aaa"}, {Key: "a", Value: big}}); err != nil {
@@ -41,7 +54,7 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 	}
 
 	// Without images the event is small enough.
-	ev := nextEvent(t, plain)
+	ev := nextBig(t, plain)
 	if ev["documentKey"].(bson.M)["_id"] != "aaa" || ev["splitEvent"] != nil {
 		t.Fatalf("plain event %v", ev["splitEvent"])
 	}
@@ -51,7 +64,7 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 	// were it not read yet, the getMore).
 	tooBig, err := c.Watch(ctx, mongo.Pipeline{}, images().SetResumeAfter(start))
 	if err == nil {
-		ctx2, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ctx2, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		if tooBig.Next(ctx2) {
 			t.Fatal("an event over 16 MB came whole")
@@ -66,7 +79,7 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 	var tokens []bson.Raw
 	whole := bson.M{}
 	for n := int32(1); n <= 3; n++ {
-		ev := nextEvent(t, cs)
+		ev := nextBig(t, cs)
 		se, _ := ev["splitEvent"].(bson.M)
 		if se["fragment"] != n || se["of"] != int32(3) {
 			t.Fatalf("fragment %d: splitEvent %v", n, se)
@@ -89,7 +102,7 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 
 	// Resuming from the second fragment gives the third only.
 	resumed := mustWatch(t, c, mongo.Pipeline{splitStage}, images().SetResumeAfter(tokens[1]))
-	ev = nextEvent(t, resumed)
+	ev = nextBig(t, resumed)
 	if se := ev["splitEvent"].(bson.M); se["fragment"] != int32(3) || se["of"] != int32(3) {
 		t.Fatalf("resumed after fragment 2: %v", se)
 	}
@@ -101,7 +114,7 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 	proj := bson.D{{Key: "$project", Value: bson.D{{Key: "fullDocument.a", Value: 0}}}}
 	bad, err := c.Watch(ctx, mongo.Pipeline{proj, splitStage}, images().SetResumeAfter(tokens[2]))
 	if err == nil {
-		ctx3, cancel3 := context.WithTimeout(ctx, 10*time.Second)
+		ctx3, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel3()
 		if bad.Next(ctx3) {
 			t.Fatalf("resumed with another split: %v", bad.Current)
