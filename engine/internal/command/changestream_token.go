@@ -24,8 +24,9 @@ const (
 // Divergence: mongod encodes the token as a KeyString of its fields; the
 // token here is its own fixed-width encoding of the same fields in the
 // same order (clusterTime, version, tokenType, txnOpIndex,
-// fromInvalidate, uuid, event identifier), so tokens compare as mongod's
-// do, but a token from one server is not accepted by the other.
+// fromInvalidate, uuid, event identifier, fragment number), so tokens
+// compare as mongod's do, but a token from one server is not accepted by
+// the other.
 type resumeToken struct {
 	ts             bson.Timestamp
 	tokenType      byte
