@@ -128,3 +128,30 @@ func TestChangeStreamRenameAcrossDatabases(t *testing.T) {
 	resumed := mustWatch(t, client, nil, options.ChangeStream().SetResumeAfter(evs[0]["_id"]))
 	wantDrop("resumed cluster", nextEvent(t, resumed))
 }
+
+// TestChangeStreamOutOntoWatched runs $out onto a watched collection,
+// which renames its temporary collection onto it: the stream sees the
+// rename, then the invalidate, as mongod's metadata notifications test
+// expects.
+func TestChangeStreamOutOntoWatched(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	if _, err := db.Collection("in").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection("out").InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustWatch(t, db.Collection("out"), nil)
+	cur, err := db.Collection("in").Aggregate(ctx, bson.A{bson.D{{Key: "$out", Value: "out"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Close(ctx)
+	ev := nextEvent(t, cs)
+	if ev["operationType"] != "rename" || ev["to"].(bson.M)["coll"] != "out" {
+		t.Fatalf("$out onto the watched collection: %v", ev)
+	}
+	wantType(t, nextEvent(t, cs), "invalidate")
+}
