@@ -78,7 +78,8 @@ func changeStreamSections(ctx context.Context, r *Request, p *aggregateParams, v
 	// The oplog scan, explained as the query it is.
 	filter := bson.D{{Key: "ts", Value: bson.D{{Key: "$gte", Value: cs.startTS()}}}}
 	if ns := cs.nsFilter(); ns != nil {
-		filter = append(filter, bson.E{Key: "ns", Value: ns})
+		// Transactions are logged as applyOps on admin.$cmd.
+		filter = append(filter, bson.E{Key: "$or", Value: bson.A{bson.D{{Key: "ns", Value: ns}}, bson.D{{Key: "ns", Value: "admin.$cmd"}}}})
 	}
 	fraw, err := bson.Marshal(filter)
 	if err != nil {
