@@ -110,6 +110,16 @@ func TestChangeStreamSplitLargeEvent(t *testing.T) {
 		t.Fatalf("resumed fragment holds no large field")
 	}
 
+	// Resuming from the last fragment starts at the next event.
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "ccc"}}); err != nil {
+		t.Fatal(err)
+	}
+	after := mustWatch(t, c, mongo.Pipeline{splitStage}, images().SetResumeAfter(tokens[2]))
+	ev = nextBig(t, after)
+	if ev["operationType"] != "insert" || ev["documentKey"].(bson.M)["_id"] != "ccc" || ev["splitEvent"] != nil {
+		t.Fatalf("resumed after the last fragment: %v", ev)
+	}
+
 	// A pipeline that changes the split cannot resume from a fragment.
 	proj := bson.D{{Key: "$project", Value: bson.D{{Key: "fullDocument.a", Value: 0}}}}
 	bad, err := c.Watch(ctx, mongo.Pipeline{proj, splitStage}, images().SetResumeAfter(tokens[2]))

@@ -45,7 +45,8 @@ func (cs *changeStream) fit(tok resumeToken, ev bson.Raw, resumeFrag uint32) ([]
 	if err != nil {
 		return nil, err
 	}
-	if int(resumeFrag) >= len(frags) && resumeFrag > 0 {
+	// The resumed fragment must be among them (it is not returned again).
+	if int(resumeFrag) > len(frags) {
 		return nil, mongoerr.New(mongoerr.ChangeStreamFatalError, "Attempted to resume from a split event, but the resumed stream produced a different split. Ensure that the pipeline used to resume is the same as the original")
 	}
 	return frags[resumeFrag:], nil
