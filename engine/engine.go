@@ -70,6 +70,12 @@ type Options struct {
 	// A change stream that falls behind the truncation fails with
 	// ChangeStreamHistoryLost.
 	OplogSize int64
+
+	// OplogMinRetentionHours keeps oplog entries at least this many hours,
+	// even past OplogSize, as mongod's storage.oplogMinRetentionHours;
+	// zero (the default) keeps none past the size. replSetResizeOplog
+	// changes it until the database is closed.
+	OplogMinRetentionHours float64
 }
 
 // DB is an open database. It is safe for concurrent use.
@@ -91,7 +97,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// Every record also goes to a ring of recent lines for getLog.
 	log, ram := command.WithRAMLog(opts.Logger)
 	opts.Logger = log
-	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.fs, OplogSize: opts.OplogSize})
+	st, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: opts.Logger, CacheSize: opts.CacheSize, FS: opts.fs, OplogSize: opts.OplogSize,
+		OplogMinRetention: time.Duration(opts.OplogMinRetentionHours * float64(time.Hour))})
 	if err != nil {
 		return nil, err
 	}

@@ -158,4 +158,10 @@ func TestReplSetResizeOplog(t *testing.T) {
 	}
 	err = db.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "size", Value: 2000.0}}).Err()
 	wantCode(t, err, 13, "Unauthorized")
+	// minRetentionHours keeps entries past the size; negative is refused.
+	if err := admin.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "minRetentionHours", Value: 1.5}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err = admin.RunCommand(ctx, bson.D{{Key: "replSetResizeOplog", Value: 1}, {Key: "minRetentionHours", Value: -1.0}}).Err()
+	wantCode(t, err, 2, "BadValue")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/formworkdb/formwork/engine/internal/agg"
 	"github.com/formworkdb/formwork/engine/internal/mongoerr"
+	"github.com/formworkdb/formwork/engine/internal/plan"
 	"github.com/formworkdb/formwork/engine/internal/storage"
 )
 
@@ -148,7 +149,11 @@ func checkChangeStreamTarget(r *Request, p *aggregateParams, s changeStreamSpec)
 // https://www.mongodb.com/docs/v7.0/changeStreams/
 func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.D, error) {
 	if p.explain {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "explain of a $changeStream is not supported yet")
+		sections, err := changeStreamSections(ctx, r, p, plan.QueryPlanner)
+		if err != nil {
+			return nil, err
+		}
+		return explainReply(r, sections, r.Body), nil
 	}
 	if !p.haveCur {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
@@ -160,14 +165,18 @@ func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.
 	if err := checkChangeStreamTarget(r, p, spec); err != nil {
 		return nil, err
 	}
-	pl, err := agg.ParseChangeStream(p.stages[1:], agg.Options{
+	stages, split, err := agg.StripSplitLargeEvent(p.stages[1:])
+	if err != nil {
+		return nil, err
+	}
+	pl, err := agg.ParseChangeStream(stages, agg.Options{
 		DB: p.db, Coll: p.coll, Let: p.let, TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
 		Now: r.start, ClusterTime: r.Env.clock.current(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, killed: make(chan struct{})}
+	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, split: split, killed: make(chan struct{})}
 	if spec.allChanges {
 		cs.db = ""
 	}

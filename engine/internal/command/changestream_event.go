@@ -44,7 +44,6 @@ func (cs *changeStream) events(ctx context.Context, h *aggHost, sn *storage.Snap
 		invalidate bool
 		docKey     bson.Raw
 		body       []byte // the fields after wallTime
-		to         string // rename target
 	)
 	switch kind {
 	case "i", "u", "d":
@@ -61,9 +60,7 @@ func (cs *changeStream) events(ctx context.Context, h *aggHost, sn *storage.Snap
 			coll = first.Value().StringValue()
 			opType, invalidate = "drop", cs.coll != ""
 		case "renameCollection":
-			db, coll = storage.SplitNS(first.Value().StringValue())
-			to = o.Lookup("to").StringValue()
-			opType, invalidate = "rename", cs.coll != ""
+			return cs.renameEvents(oc, op, o), nil
 		case "dropDatabase":
 			if cs.coll != "" || (cs.db != "" && cs.db != db) || !cs.inScope(db, "") {
 				return nil, nil
@@ -115,16 +112,6 @@ func (cs *changeStream) events(ctx context.Context, h *aggHost, sn *storage.Snap
 	default:
 		body = bsoncore.AppendDocumentElement(body, "ns", nsDoc(db, coll))
 		switch opType {
-		case "rename":
-			tdb, tcoll := storage.SplitNS(to)
-			body = bsoncore.AppendDocumentElement(body, "to", nsDoc(tdb, tcoll))
-			if cs.spec.showExpanded {
-				desc := bsoncore.AppendDocumentElement(nil, "to", nsDoc(tdb, tcoll))
-				if dt, err := o.LookupErr("dropTarget"); err == nil {
-					desc = bsoncore.AppendValueElement(desc, "dropTarget", coreValue(dt))
-				}
-				body = bsoncore.AppendDocumentElement(body, "operationDescription", bsoncore.BuildDocument(nil, desc))
-			}
 		case "create":
 			body = bsoncore.AppendDocumentElement(body, "operationDescription", withoutField(o, "create"))
 		case "createIndexes":

@@ -26,6 +26,11 @@ type changeStream struct {
 	db, coll string // coll "": a database stream; db "": the deployment
 	spec     changeStreamSpec
 	pl       *agg.Pipeline
+	// split: the pipeline ends in $changeStreamSplitLargeEvent.
+	split bool
+	// nOps and nEvents count the operations read and the events they
+	// made before the pipeline (explain's figures).
+	nOps, nEvents int
 
 	next bson.Timestamp // the oplog is read from here on (inclusive)
 	// skip, when set, drops events at or before it (resuming from an
@@ -243,14 +248,23 @@ func (cs *changeStream) processOp(ctx context.Context, h *aggHost, sn *storage.S
 	if err != nil {
 		return err
 	}
+	cs.nOps++
+	cs.nEvents += len(evs)
 	for _, ev := range evs {
+		resumeFrag := uint32(0) // resuming after this fragment (1-based)
 		if cs.skip != nil {
 			if !cs.skip.before(ev.tok) {
 				if ev.tok.sameEvent(*cs.skip) {
 					cs.verify = false
+					resumeFrag = cs.skip.fragment
 				}
-				continue
+				if resumeFrag == 0 || !cs.split {
+					continue
+				}
+				cs.skip = nil
 			}
+		}
+		if cs.skip != nil {
 			if cs.verify {
 				return mongoerr.Newf(mongoerr.ChangeStreamFatalError, "cannot resume stream; the resume token was not found. %s", extJSON(cs.skip.doc()))
 			}
@@ -272,8 +286,14 @@ func (cs *changeStream) processOp(ctx context.Context, h *aggHost, sn *storage.S
 				return mongoerr.Newf(mongoerr.ChangeStreamFatalError, "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed. Expected: %s Found: %s", extJSON(ev.tok.doc()), found)
 			}
 		}
-		cs.queue = append(cs.queue, csEvent{doc: out, tok: ev.tok})
-		cs.queueBytes += len(out)
+		frags, err := cs.fit(ev.tok, out, resumeFrag)
+		if err != nil {
+			return err
+		}
+		for _, f := range frags {
+			cs.queue = append(cs.queue, f)
+			cs.queueBytes += len(f.doc)
+		}
 		if ev.tok.fromInvalidate {
 			cs.invalidated = true
 		}

@@ -24,8 +24,9 @@ const (
 // Divergence: mongod encodes the token as a KeyString of its fields; the
 // token here is its own fixed-width encoding of the same fields in the
 // same order (clusterTime, version, tokenType, txnOpIndex,
-// fromInvalidate, uuid, event identifier), so tokens compare as mongod's
-// do, but a token from one server is not accepted by the other.
+// fromInvalidate, uuid, event identifier, fragment number), so tokens
+// compare as mongod's do, but a token from one server is not accepted by
+// the other.
 type resumeToken struct {
 	ts             bson.Timestamp
 	tokenType      byte
@@ -33,6 +34,10 @@ type resumeToken struct {
 	fromInvalidate bool
 	uuid           []byte // nil: none
 	eventID        bson.Raw
+	// fragment is 1 + the index of the fragment this token names, for
+	// the fragments of a split event ($changeStreamSplitLargeEvent); 0
+	// for a whole event.
+	fragment uint32
 }
 
 // tokenMagic starts every token (mongod's tokens start with 0x82 too,
@@ -60,6 +65,10 @@ func (t resumeToken) doc() bson.Raw {
 		b = append(b, 0)
 	}
 	b = append(b, t.eventID...)
+	if t.fragment > 0 {
+		b = append(b, 1)
+		b = binary.BigEndian.AppendUint32(b, t.fragment-1)
+	}
 	d := bsoncore.AppendStringElement(nil, "_data", strings.ToUpper(hex.EncodeToString(b)))
 	return bson.Raw(bsoncore.BuildDocument(nil, d))
 }
@@ -77,10 +86,14 @@ func (t resumeToken) before(o resumeToken) bool {
 	if t.txnOpIndex != o.txnOpIndex {
 		return t.txnOpIndex < o.txnOpIndex
 	}
-	return !t.fromInvalidate && o.fromInvalidate
+	if t.fromInvalidate != o.fromInvalidate {
+		return !t.fromInvalidate
+	}
+	return t.fragment < o.fragment
 }
 
-// sameEvent reports whether t and o name the same event.
+// sameEvent reports whether t and o name the same event (or fragments
+// of it).
 func (t resumeToken) sameEvent(o resumeToken) bool {
 	return t.ts == o.ts && t.tokenType == o.tokenType && t.txnOpIndex == o.txnOpIndex &&
 		t.fromInvalidate == o.fromInvalidate
@@ -120,8 +133,23 @@ func parseResumeToken(field string, v bson.RawValue) (resumeToken, error) {
 		rest = rest[1:]
 	}
 	if len(rest) > 0 {
-		t.eventID = bson.Raw(bytes.Clone(rest))
+		n := 0
+		if len(rest) >= 4 {
+			n = int(binary.LittleEndian.Uint32(rest))
+		}
+		if n < 5 || n > len(rest) {
+			return t, mongoerr.Newf(mongoerr.FailedToParse, "Failed to decode resume token: %s", data)
+		}
+		t.eventID = bson.Raw(bytes.Clone(rest[:n]))
 		if t.eventID.Validate() != nil {
+			return t, mongoerr.Newf(mongoerr.FailedToParse, "Failed to decode resume token: %s", data)
+		}
+		rest = rest[n:]
+		switch {
+		case len(rest) == 0:
+		case len(rest) == 5 && rest[0] == 1 && binary.BigEndian.Uint32(rest[1:]) < 1<<30:
+			t.fragment = binary.BigEndian.Uint32(rest[1:]) + 1
+		default:
 			return t, mongoerr.Newf(mongoerr.FailedToParse, "Failed to decode resume token: %s", data)
 		}
 	}

@@ -10,7 +10,8 @@ import (
 // TestResumeTokenRoundTripAndOrder encodes tokens, decodes them back, and
 // checks that their _data strings sort as the positions they name: by
 // clusterTime, then high-water mark before event, then txnOpIndex, then
-// the invalidate after its event (the Divergence on resumeToken: the
+// the fragments of a split event after it, and the invalidate after its
+// event (the Divergence on resumeToken: the
 // bytes differ from mongod's, the order does not).
 func TestResumeTokenRoundTripAndOrder(t *testing.T) {
 	uuid := make([]byte, 16)
@@ -19,6 +20,8 @@ func TestResumeTokenRoundTripAndOrder(t *testing.T) {
 		highWater(bson.Timestamp{T: 10, I: 1}),
 		{ts: bson.Timestamp{T: 10, I: 1}, tokenType: tokenEvent, uuid: uuid, eventID: eid},
 		{ts: bson.Timestamp{T: 10, I: 1}, tokenType: tokenEvent, txnOpIndex: 1, uuid: uuid, eventID: eid},
+		{ts: bson.Timestamp{T: 10, I: 1}, tokenType: tokenEvent, txnOpIndex: 1, uuid: uuid, eventID: eid, fragment: 1},
+		{ts: bson.Timestamp{T: 10, I: 1}, tokenType: tokenEvent, txnOpIndex: 1, uuid: uuid, eventID: eid, fragment: 2},
 		{ts: bson.Timestamp{T: 10, I: 1}, tokenType: tokenEvent, txnOpIndex: 1, fromInvalidate: true, uuid: uuid, eventID: eid},
 		highWater(bson.Timestamp{T: 10, I: 2}),
 		{ts: bson.Timestamp{T: 11, I: 0}, tokenType: tokenEvent},
@@ -38,7 +41,7 @@ func TestResumeTokenRoundTripAndOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !back.sameEvent(tok) || string(back.uuid) != string(tok.uuid) || string(back.eventID) != string(tok.eventID) {
+		if !back.sameEvent(tok) || string(back.uuid) != string(tok.uuid) || string(back.eventID) != string(tok.eventID) || back.fragment != tok.fragment {
 			t.Fatalf("token %d: decoded %+v, want %+v", i, back, tok)
 		}
 		if i > 0 && !toks[i-1].before(tok) {

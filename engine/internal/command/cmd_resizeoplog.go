@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -13,12 +14,14 @@ func init() {
 }
 
 // runResizeOplog changes the size cap of local.oplog.rs: size in
-// megabytes, from 990 to 1 PB. minRetentionHours is accepted (0 only:
-// the engine keeps no entries past the cap). The oplog shrinks in the
-// background.
+// megabytes, from 990 to 1 PB, and minRetentionHours, the hours an entry
+// is kept even past the size cap (0: none), until the store is closed, as
+// mongod's (storage.oplogMinRetentionHours, here
+// engine.Options.OplogMinRetentionHours, is the value at startup). The
+// oplog shrinks in the background.
 // https://www.mongodb.com/docs/v7.0/reference/command/replSetResizeOplog/
 func runResizeOplog(ctx context.Context, r *Request) (bson.D, error) {
-	var size float64
+	var size, hours float64
 	haveSize, haveRet := false, false
 	err := fields("replSetResizeOplog", r.Body, func(k string, v bson.RawValue) error {
 		switch k {
@@ -36,10 +39,7 @@ func runResizeOplog(ctx context.Context, r *Request) (bson.D, error) {
 			if f < 0 {
 				return mongoerr.New(mongoerr.BadValue, "minRetentionHours must be >= 0")
 			}
-			if f > 0 {
-				return mongoerr.New(mongoerr.NotImplemented, "minRetentionHours is not supported yet")
-			}
-			haveRet = true
+			hours, haveRet = f, true
 		default:
 			return errUnknown
 		}
@@ -59,6 +59,9 @@ func runResizeOplog(ctx context.Context, r *Request) (bson.D, error) {
 			return nil, mongoerr.New(mongoerr.InvalidOptions, "oplog size in MB cannot exceed maximum of 1PB")
 		}
 		r.Env.Store.SetOplogSize(int64(size * 1024 * 1024))
+	}
+	if haveRet {
+		r.Env.Store.SetOplogMinRetention(time.Duration(hours * float64(time.Hour)))
 	}
 	return bson.D{}, nil
 }

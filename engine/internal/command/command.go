@@ -150,7 +150,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, mongoerr.Newf(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s attempts to write to system.js", name)
 		}
 	}
-	if r.Generic.MaxTimeMS > 0 {
+	// A getMore's maxTimeMS is how long an awaitData cursor waits for new
+	// data (changestream_getmore.go), not a deadline on the work.
+	if r.Generic.MaxTimeMS > 0 && name != "getMore" {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.Generic.MaxTimeMS)*time.Millisecond)
 		defer cancel()

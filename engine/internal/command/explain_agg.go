@@ -55,6 +55,9 @@ func explainAggregate(ctx context.Context, r *Request, p *aggregateParams, verb 
 // verbosity, so that explain never writes.
 // https://www.mongodb.com/docs/v7.0/reference/explain-results/
 func aggregateSections(ctx context.Context, r *Request, p *aggregateParams, verb plan.Verbosity) (bson.D, error) {
+	if isChangeStream(p.stages) {
+		return changeStreamSections(ctx, r, p, verb)
+	}
 	run := verb >= plan.ExecutionStats
 	p, err := resolveViews(r, p)
 	if err != nil {

@@ -50,6 +50,8 @@ type oplogState struct {
 	// Close (oplog_truncate.go).
 	tmu     sync.Mutex
 	stopped atomic.Bool
+	// ret is the minimum retention (oplog_truncate.go).
+	ret oplogRetention
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at every commit that logs

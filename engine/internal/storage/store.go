@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -45,6 +46,10 @@ type Options struct {
 	// OplogSize caps local.oplog.rs in bytes; zero means the default
 	// (DefaultOplogSize in memory, DefaultDiskOplogSize on disk).
 	OplogSize int64
+	// OplogMinRetention keeps oplog entries at least this long, even past
+	// OplogSize (mongod's storage.oplogMinRetentionHours); zero keeps
+	// none past the size cap.
+	OplogMinRetention time.Duration
 
 	// fs replaces the operating system's file system under Dir (tests).
 	fs vfs.FS
@@ -140,6 +145,7 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.oplog.ret.keep.Store(int64(opts.OplogMinRetention))
 	return s, nil
 }
 
