@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// TestTxnPlainWriteWaits: a write outside any transaction that touches a
+// document an open transaction wrote waits until that transaction
+// commits, then applies on top of it, so two $incs lose nothing; a
+// maxTimeMS ends the wait with MaxTimeMSExpired; an insert of a unique
+// key the transaction inserted waits and then fails with DuplicateKey.
+func TestTxnPlainWriteWaits(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("wait")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := db.Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(ctx)
+	if err := sess.StartTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	sc := mongo.NewSessionContext(ctx, sess)
+	inc := bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 1}}}}
+	if _, err := c.UpdateOne(sc, bson.D{{Key: "_id", Value: 1}}, inc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.InsertOne(sc, bson.D{{Key: "_id", Value: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	// maxTimeMS bounds the wait (a context without a deadline, so that
+	// the driver sends the command's own maxTimeMS).
+	err = db.RunCommand(context.Background(), bson.D{
+		{Key: "update", Value: "wait"},
+		{Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "u", Value: inc}}}},
+		{Key: "maxTimeMS", Value: 100},
+	}).Err()
+	wantCode(t, err, 50, "MaxTimeMSExpired")
+
+	updated := make(chan error, 1)
+	go func() {
+		_, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 10}}}})
+		updated <- err
+	}()
+	inserted := make(chan error, 1)
+	go func() {
+		_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 5}})
+		inserted <- err
+	}()
+	select {
+	case err := <-updated:
+		t.Fatalf("the plain update did not wait for the transaction: %v", err)
+	case err := <-inserted:
+		t.Fatalf("the plain insert did not wait for the transaction: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := sess.CommitTransaction(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if err := <-updated; err != nil {
+		t.Fatalf("plain update: %v", err)
+	}
+	wantCode(t, <-inserted, 11000, "DuplicateKey")
+	var got struct{ V int }
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.V != 11 {
+		t.Fatalf("v = %d, want 11: both $incs apply", got.V)
+	}
+}
+
+// TestTxnPlainWriteWaitsForAbort: a waiting write proceeds once the
+// transaction aborts, and sees none of its writes.
+func TestTxnPlainWriteWaitsForAbort(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("waitabort")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := db.Client().StartSession()
+	defer sess.EndSession(ctx)
+	_ = sess.StartTransaction()
+	sc := mongo.NewSessionContext(ctx, sess)
+	if _, err := c.DeleteOne(sc, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 7}}}})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := sess.AbortTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ V int }
+	if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&got); err != nil || got.V != 7 {
+		t.Fatalf("v = %d, %v; want 7", got.V, err)
+	}
+}
