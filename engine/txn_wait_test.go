@@ -114,3 +114,48 @@ func TestTxnPlainWriteWaitsForAbort(t *testing.T) {
 		t.Fatalf("v = %d, %v; want 7", got.V, err)
 	}
 }
+
+// TestTxnCursorsKilledAtEnd: a cursor opened in a transaction is killed
+// when the transaction commits or aborts; a later getMore answers
+// CursorNotFound.
+func TestTxnCursorsKilledAtEnd(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	c := db.Collection("cur")
+	docs := []any{}
+	for i := range 5 {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}})
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, end := range []string{"commit", "abort"} {
+		sess, _ := db.Client().StartSession()
+		_ = sess.StartTransaction()
+		sc := mongo.NewSessionContext(ctx, sess)
+		var res struct {
+			Cursor struct {
+				ID int64 `bson:"id"`
+			} `bson:"cursor"`
+		}
+		if err := db.RunCommand(sc, bson.D{{Key: "find", Value: "cur"}, {Key: "batchSize", Value: 2}}).Decode(&res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Cursor.ID == 0 {
+			t.Fatal("find in the transaction left no cursor open")
+		}
+		var err error
+		if end == "commit" {
+			err = sess.CommitTransaction(ctx)
+		} else {
+			err = sess.AbortTransaction(ctx)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", end, err)
+		}
+		err = db.RunCommand(ctx, bson.D{{Key: "getMore", Value: res.Cursor.ID}, {Key: "collection", Value: "cur"}}).Err()
+		wantCode(t, err, 43, "CursorNotFound")
+		sess.EndSession(ctx)
+	}
+}

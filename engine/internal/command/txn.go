@@ -182,6 +182,7 @@ func (e *Env) abortTxn(s *retrySession) {
 		tx.timer.Stop()
 	}
 	tx.st.Abort()
+	e.Cursors.killTxn(tx)
 }
 
 // expireTxn aborts tx when it is still s's open transaction, as mongod
