@@ -7,6 +7,9 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/formworkdb/formwork/engine"
+	"github.com/formworkdb/formwork/internal/testenv"
 )
 
 // TestTxnPlainWriteWaits: a write outside any transaction that touches a
@@ -157,5 +160,46 @@ func TestTxnCursorsKilledAtEnd(t *testing.T) {
 		err = db.RunCommand(ctx, bson.D{{Key: "getMore", Value: res.Cursor.ID}, {Key: "collection", Value: "cur"}}).Err()
 		wantCode(t, err, 43, "CursorNotFound")
 		sess.EndSession(ctx)
+	}
+}
+
+// TestTxnSessionExpiryAborts: a session unused for the logical session
+// timeout is reaped; its open transaction is aborted, its documents are
+// free, and a later commitTransaction answers NoSuchTransaction.
+// killAllSessions does the same at once.
+func TestTxnSessionExpiryAborts(t *testing.T) {
+	t.Parallel()
+	_, client := testenv.Engine(t, engine.Options{SessionTimeout: 200 * time.Millisecond})
+	db := client.Database("test")
+	ctx := ctxT(t)
+	c := db.Collection("exp")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "v", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"expiry", "killAllSessions"} {
+		sess, _ := client.StartSession()
+		_ = sess.StartTransaction()
+		sc := mongo.NewSessionContext(ctx, sess)
+		if _, err := c.UpdateOne(sc, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 1}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if how == "expiry" {
+			time.Sleep(600 * time.Millisecond)
+		} else if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "killAllSessions", Value: bson.A{}}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The document is free: a plain write does not wait.
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := c.UpdateOne(wctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "v", Value: 10}}}})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: plain write: %v", how, err)
+		}
+		wantCode(t, sess.CommitTransaction(ctx), 251, "NoSuchTransaction")
+		sess.EndSession(ctx)
+	}
+	var got struct{ V int }
+	if err := c.FindOne(ctx, bson.D{}).Decode(&got); err != nil || got.V != 20 {
+		t.Fatalf("v = %d, %v; want 20 (no transactional increment)", got.V, err)
 	}
 }
