@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
@@ -17,7 +19,16 @@ import (
 func TestTxnLargeOplogChain(t *testing.T) {
 	t.Parallel()
 	_, db := newDB(t)
-	ctx := ctxT(t)
+	// 20 MB through the race detector takes a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	next := func(cs *mongo.ChangeStream) bson.M {
+		t.Helper()
+		if !cs.Next(ctx) {
+			t.Fatalf("no event: %v", cs.Err())
+		}
+		return asM(t, cs.Current)
+	}
 	c := db.Collection("large")
 	if err := db.CreateCollection(ctx, "large"); err != nil {
 		t.Fatal(err)
@@ -97,7 +108,7 @@ func TestTxnLargeOplogChain(t *testing.T) {
 	var ct any
 	var tok10 bson.Raw
 	for i := range n {
-		ev := nextEvent(t, cs)
+		ev := next(cs)
 		wantType(t, ev, "insert")
 		if id := ev["documentKey"].(bson.M)["_id"]; id != int32(i) {
 			t.Fatalf("event %d is for _id %v", i, id)
@@ -121,7 +132,7 @@ func TestTxnLargeOplogChain(t *testing.T) {
 	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: "after"}}); err != nil {
 		t.Fatal(err)
 	}
-	ev := nextEvent(t, cs)
+	ev := next(cs)
 	if ev["documentKey"].(bson.M)["_id"] != "after" {
 		t.Fatalf("event after the transaction: %v", ev["documentKey"])
 	}
@@ -129,7 +140,7 @@ func TestTxnLargeOplogChain(t *testing.T) {
 	// the next one, though its partialTxn entries lie before the resume
 	// point.
 	rs := mustWatch(t, c, nil, options.ChangeStream().SetResumeAfter(tok10))
-	if ev := nextEvent(t, rs); ev["documentKey"].(bson.M)["_id"] != int32(11) {
+	if ev := next(rs); ev["documentKey"].(bson.M)["_id"] != int32(11) {
 		t.Fatalf("resumed at %v, want _id 11", ev["documentKey"])
 	}
 }
