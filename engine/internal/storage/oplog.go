@@ -168,7 +168,7 @@ func (s *Store) OplogChanged() <-chan struct{} {
 }
 
 // flushOplog gives the logged writes their ts and stages their entries
-// (one applyOps entry for a marked transaction) and images in the batch.
+// (applyOps entries for a marked transaction: oplog_chain.go) and images in the batch.
 // It runs under the write lock, once fn has succeeded.
 func (w *Writer) flushOplog() error {
 	ops := w.oplog.ops
