@@ -168,8 +168,8 @@ func (s *Store) OplogChanged() <-chan struct{} {
 }
 
 // flushOplog gives the logged writes their ts and stages their entries
-// (applyOps entries for a marked transaction: oplog_chain.go) and images in the batch.
-// It runs under the write lock, once fn has succeeded.
+// (applyOps entries for a marked transaction: oplog_chain.go) and images
+// in the batch. It runs under the write lock, once fn has succeeded.
 func (w *Writer) flushOplog() error {
 	ops := w.oplog.ops
 	if len(ops) == 0 {
