@@ -49,3 +49,10 @@ func (e *Env) reapSession(k string) bool {
 	}
 	return true
 }
+
+// sessionTimeoutMinutes is localLogicalSessionTimeoutMinutes as hello and
+// startSession report it: whole minutes, at least one (drivers take zero
+// for "no sessions").
+func (e *Env) sessionTimeoutMinutes() int32 {
+	return int32(max(1, (e.sessions.timeout+time.Minute/2)/time.Minute))
+}
