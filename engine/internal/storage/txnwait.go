@@ -73,7 +73,3 @@ func (s *Store) WriteWait(ctx context.Context, fn func(w *Writer) error) error {
 		}
 	}
 }
-
-// Done returns a channel closed when the transaction no longer holds any
-// document: it committed or aborted.
-func (t *Txn) Done() <-chan struct{} { return t.done }
