@@ -203,3 +203,48 @@ func TestTxnSessionExpiryAborts(t *testing.T) {
 		t.Fatalf("v = %d, %v; want 20 (no transactional increment)", got.V, err)
 	}
 }
+
+// TestTxnMergeWaits: $merge into a document an open transaction wrote
+// waits for the transaction, as a plain update does.
+func TestTxnMergeWaits(t *testing.T) {
+	t.Parallel()
+	_, db := newDB(t)
+	ctx := ctxT(t)
+	target, src := db.Collection("mtarget"), db.Collection("msrc")
+	if _, err := target.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := db.Client().StartSession()
+	defer sess.EndSession(ctx)
+	_ = sess.StartTransaction()
+	sc := mongo.NewSessionContext(ctx, sess)
+	if _, err := target.UpdateOne(sc, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	merged := make(chan error, 1)
+	go func() {
+		cur, err := src.Aggregate(ctx, mongo.Pipeline{{{Key: "$merge", Value: bson.D{{Key: "into", Value: "mtarget"}}}}})
+		if err == nil {
+			cur.Close(ctx)
+		}
+		merged <- err
+	}()
+	select {
+	case err := <-merged:
+		t.Fatalf("$merge did not wait for the transaction: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := sess.CommitTransaction(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if err := <-merged; err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ A, B int }
+	if err := target.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&got); err != nil || got.A != 1 || got.B != 2 {
+		t.Fatalf("target = %+v, %v; want a: 1 from the transaction, b: 2 from $merge", got, err)
+	}
+}
