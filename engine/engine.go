@@ -32,6 +32,10 @@ type Options struct {
 	Host string
 	// CursorTimeout is how long an idle cursor lives; 10 minutes if zero.
 	CursorTimeout time.Duration
+	// SessionTimeout is mongod's localLogicalSessionTimeoutMinutes: a
+	// logical session unused this long is ended, its open transaction
+	// aborted and its cursors killed; 30 minutes if zero.
+	SessionTimeout time.Duration
 	// TTLInterval is how often the TTL monitor deletes expired documents;
 	// 60 seconds (mongod's ttlMonitorSleepSecs) if zero.
 	TTLInterval time.Duration
@@ -103,12 +107,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		return nil, err
 	}
 	env := command.NewEnv(st, command.Config{
-		Standalone:    opts.Standalone,
-		SetName:       opts.ReplicaSetName,
-		Host:          opts.Host,
-		DBPath:        opts.Dir,
-		CursorTimeout: opts.CursorTimeout,
-		Logger:        opts.Logger,
+		Standalone:     opts.Standalone,
+		SetName:        opts.ReplicaSetName,
+		Host:           opts.Host,
+		DBPath:         opts.Dir,
+		CursorTimeout:  opts.CursorTimeout,
+		SessionTimeout: opts.SessionTimeout,
+		Logger:         opts.Logger,
 
 		EnableTestCommands: opts.EnableTestCommands,
 		RAMLog:             ram,
@@ -116,8 +121,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{}), tls: opts.TLSConfig}
 	env.Config.OnShutdown = func() { db.Close() }
-	db.reaped.Add(2)
+	db.reaped.Add(3)
 	go db.reapCursors(opts.CursorTimeout)
+	go db.reapSessions(opts.SessionTimeout)
 	go db.expireTTL(opts.TTLInterval, opts.Logger)
 	ram.EndStartup()
 	return db, nil
@@ -139,6 +145,27 @@ func (db *DB) reapCursors(timeout time.Duration) {
 			return
 		case now := <-t.C:
 			db.env.Cursors.Expire(now)
+		}
+	}
+}
+
+// reapSessions ends expired logical sessions every five minutes (mongod's
+// logicalSessionRefreshMillis), or every tenth of the timeout when that
+// is shorter.
+func (db *DB) reapSessions(timeout time.Duration) {
+	defer db.reaped.Done()
+	every := 5 * time.Minute
+	if timeout > 0 && timeout/10 < every {
+		every = max(timeout/10, time.Millisecond)
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case now := <-t.C:
+			db.env.ReapSessions(now)
 		}
 	}
 }

@@ -133,7 +133,7 @@ func runCreate(ctx context.Context, r *Request) (bson.D, error) {
 	if err := checkDBCase(r.Env.Store, r.DB); err != nil {
 		return nil, err
 	}
-	err = r.write(func(w *storage.Writer) error {
+	err = r.write(ctx, func(w *storage.Writer) error {
 		_, err := w.CreateCollection(r.DB+"."+name, raw)
 		return err
 	})

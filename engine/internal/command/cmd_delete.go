@@ -30,7 +30,8 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	ns := r.DB + "." + name
 	res := &writeResult{}
-	err = r.write(func(w *storage.Writer) error {
+	err = r.write(ctx, func(w *storage.Writer) error {
+		*res = writeResult{} // an attempt that waited runs again
 		ts := r.Env.tsColl(ns)
 		for i, st := range parsed {
 			var (

@@ -159,7 +159,8 @@ func runFindAndModify(ctx context.Context, r *Request) (bson.D, error) {
 		leo      bson.D
 		filterer *query
 	)
-	err = r.write(func(w *storage.Writer) error {
+	err = r.write(ctx, func(w *storage.Writer) error {
+		value, leo = nil, nil // an attempt that waited runs again
 		q, err := p.query(r, w.Collection(ns), r.matchEnv(p.let))
 		if err != nil {
 			return err

@@ -113,7 +113,7 @@ func runHello(ctx context.Context, r *Request) (bson.D, error) {
 		bson.E{Key: "maxMessageSizeBytes", Value: int32(wire.MaxMessageSize)},
 		bson.E{Key: "maxWriteBatchSize", Value: int32(maxWriteBatch)},
 		bson.E{Key: "localTime", Value: bson.NewDateTimeFromTime(time.Now())},
-		bson.E{Key: "logicalSessionTimeoutMinutes", Value: int32(30)},
+		bson.E{Key: "logicalSessionTimeoutMinutes", Value: r.Env.sessionTimeoutMinutes()},
 		bson.E{Key: "connectionId", Value: int32(r.Conn.ID)},
 		bson.E{Key: "minWireVersion", Value: int32(minWireVersion)},
 		bson.E{Key: "maxWireVersion", Value: int32(maxWireVersion)},

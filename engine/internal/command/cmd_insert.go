@@ -41,7 +41,8 @@ func runInsert(ctx context.Context, r *Request) (bson.D, error) {
 		}
 	}
 	res := &writeResult{}
-	err = r.write(func(w *storage.Writer) error {
+	err = r.write(ctx, func(w *storage.Writer) error {
+		*res = writeResult{} // an attempt that waited runs again
 		c, err := w.EnsureCollection(ns)
 		if err != nil {
 			return err

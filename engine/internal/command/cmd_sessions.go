@@ -77,7 +77,7 @@ func runStartSession(ctx context.Context, r *Request) (bson.D, error) {
 	id := bson.Binary{Subtype: bson.TypeBinaryUUID, Data: newSessionUUID()}
 	return bson.D{
 		{Key: "id", Value: bson.D{{Key: "id", Value: id}}},
-		{Key: "timeoutMinutes", Value: int32(30)},
+		{Key: "timeoutMinutes", Value: r.Env.sessionTimeoutMinutes()},
 	}, nil
 }
 

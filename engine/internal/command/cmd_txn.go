@@ -33,9 +33,11 @@ func runCommitTransaction(ctx context.Context, r *Request) (bson.D, error) {
 		err := tx.st.Commit(info, func(w *storage.Writer) error { return rec.put(w, key) })
 		if err != nil {
 			tx.state = txnAborted
+			r.Env.Cursors.killTxn(tx)
 			return nil, writeErr(err)
 		}
 		tx.state = txnCommitted
+		r.Env.Cursors.killTxn(tx)
 		r.Env.clock.now()
 	}
 	d := bson.D{}

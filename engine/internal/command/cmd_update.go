@@ -122,7 +122,8 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 		}
 	}
 	res := &writeResult{}
-	err = r.write(func(w *storage.Writer) error {
+	err = r.write(ctx, func(w *storage.Writer) error {
+		*res = writeResult{} // an attempt that waited runs again
 		for i, st := range parsed {
 			if cerr := ctx.Err(); cerr != nil {
 				// maxTimeMS or a client gone: the remaining statements

@@ -171,6 +171,9 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 		// failCommand had its say, as mongod checks out the session.
 		run = e.txnRun(run)
 	}
+	if err := e.waitAfterClusterTime(ctx, r.Generic.AfterClusterTime); err != nil {
+		return nil, err
+	}
 	if r.Generic.ReadConcernLevel == "snapshot" && r.Generic.Autocommit == nil && !r.Generic.startGiven {
 		if err := e.snapshotRead(r); err != nil {
 			return nil, err

@@ -38,6 +38,9 @@ type Cursor struct {
 	// planSummary is the plan the cursor's query runs, which each
 	// getMore's profile entry repeats.
 	planSummary string
+	// txn is the transaction the cursor was opened in, or nil: its
+	// commit or abort kills the cursor (Cursors.killTxn).
+	txn *txnRun
 }
 
 // Cursors is the table of open cursors of one engine.
@@ -142,6 +145,23 @@ func (cs *Cursors) killSession(key string) {
 	}
 }
 
+// killTxn closes the cursors opened in transaction tx, as mongod does
+// when a transaction commits or aborts: a later getMore answers
+// CursorNotFound.
+func (cs *Cursors) killTxn(tx *txnRun) {
+	cs.mu.Lock()
+	var ids []int64
+	for id, c := range cs.m {
+		if c.txn == tx {
+			ids = append(ids, id)
+		}
+	}
+	cs.mu.Unlock()
+	for _, id := range ids {
+		cs.remove(id)
+	}
+}
+
 func (cs *Cursors) closeAll() {
 	cs.mu.Lock()
 	ids := make([]int64, 0, len(cs.m))
@@ -224,6 +244,12 @@ func openCursor(ctx context.Context, r *Request, ns string, src source, batchSiz
 	bindReadSet(r.Env.Store, c, ns, src)
 	c.origin = r.Body
 	c.planSummary = r.op.summary()
+	if r.txn != nil {
+		cs := r.Env.Cursors
+		cs.mu.Lock()
+		c.txn = r.txn
+		cs.mu.Unlock()
+	}
 	return cursorReply(c.ID, ns, "firstBatch", batch), nil
 }
 

@@ -24,6 +24,9 @@ type Config struct {
 	DBPath string
 	// CursorTimeout is how long an idle cursor lives; 10 minutes when 0.
 	CursorTimeout time.Duration
+	// SessionTimeout is localLogicalSessionTimeoutMinutes: a session
+	// unused this long is reaped (ReapSessions); 30 minutes when 0.
+	SessionTimeout time.Duration
 	// Logger receives log records; nil discards them.
 	Logger *slog.Logger
 	// EnableTestCommands turns on configureFailPoint (mongod's
@@ -101,7 +104,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		params:    newParameters(),
 		x:         newEnvExt(),
 		inprog:    newInProgress(),
-		sessions:  newSessionCache(),
+		sessions:  newSessionCache(cfg.SessionTimeout),
 		fail:      newFailPoints(),
 		users:     newUserStore(st),
 		clock:     logicalClock{src: st.Clock()},

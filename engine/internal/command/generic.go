@@ -210,6 +210,7 @@ func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
 		return mongoerr.FieldType(cmd, "readConcern", typeName(v.Type), "object")
 	}
 	elems, _ := d.Elements()
+	afterOpTime := false
 	for _, e := range elems {
 		switch e.Key() {
 		case "level":
@@ -237,11 +238,36 @@ func (g *Generic) parseReadConcern(cmd string, v bson.RawValue) error {
 				return mongoerr.FieldType("readConcern", "atClusterTime", typeName(e.Value().Type), "timestamp")
 			}
 			g.AtClusterTime = &bson.Timestamp{T: t, I: i}
-		case "afterOpTime", "provenance":
+		case "afterOpTime":
 			// Every committed write is visible to the next read on one node.
+			afterOpTime = true
+		case "provenance":
 		default:
 			return mongoerr.Newf(mongoerr.UnknownBSONField, "BSON field 'readConcern.%s' is an unknown field.", e.Key())
 		}
+	}
+	return g.checkAfterClusterTime(afterOpTime)
+}
+
+// checkAfterClusterTime applies mongod's ReadConcernArgs rules on
+// afterClusterTime once readConcern is parsed.
+func (g *Generic) checkAfterClusterTime(afterOpTime bool) error {
+	if g.AfterClusterTime == nil {
+		return nil
+	}
+	if afterOpTime {
+		return mongoerr.New(mongoerr.InvalidOptions, "Can not specify both afterClusterTime and afterOpTime")
+	}
+	if g.AtClusterTime != nil {
+		return mongoerr.New(mongoerr.InvalidOptions, "Specifying a timestamp for readConcern snapshot in a causally consistent session is not allowed. See https://docs.mongodb.com/manual/core/read-isolation-consistency-recency/#causal-consistency")
+	}
+	switch g.ReadConcernLevel {
+	case "", "local", "majority", "snapshot":
+	default:
+		return mongoerr.New(mongoerr.InvalidOptions, "afterClusterTime field can be set only if level is equal to majority, local, or snapshot")
+	}
+	if g.AfterClusterTime.T == 0 && g.AfterClusterTime.I == 0 {
+		return mongoerr.New(mongoerr.InvalidOptions, "afterClusterTime cannot be a null timestamp")
 	}
 	return nil
 }

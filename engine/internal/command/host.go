@@ -83,7 +83,9 @@ func (h *aggHost) Insert(ctx context.Context, ns string, docs []bson.Raw) error 
 	if err := h.checkTarget(ns); err != nil {
 		return err
 	}
-	return h.r.Env.Store.Write(func(w *storage.Writer) error {
+	// Like the insert command, it waits for a transaction holding a key
+	// it writes (storage.Store.WriteWait).
+	return h.r.Env.Store.WriteWait(ctx, func(w *storage.Writer) error {
 		c, err := w.EnsureCollection(ns)
 		if err != nil {
 			return err
@@ -115,7 +117,8 @@ func (h *aggHost) Update(ctx context.Context, ns string, q, u bson.RawValue, let
 	}
 	st := updateStmt{q: filter, u: u, upsert: upsert, multi: multi}
 	res := &writeResult{}
-	err := h.r.Env.Store.Write(func(w *storage.Writer) error {
+	err := h.r.Env.Store.WriteWait(ctx, func(w *storage.Writer) error {
+		*res = writeResult{} // an attempt that waited runs again
 		return h.r.updateOne(ctx, w, ns, 0, st, let, res)
 	})
 	if err != nil {

@@ -29,6 +29,9 @@ var unauthenticatedUID = sha256.Sum256(nil)
 type sessionCache struct {
 	mu sync.Mutex
 	m  map[string]*sessionRecord
+	// timeout is localLogicalSessionTimeoutMinutes (sessionTimeout unless
+	// Config.SessionTimeout says otherwise); set before use.
+	timeout time.Duration
 }
 
 // sessionRecord is one cached session.
@@ -38,7 +41,12 @@ type sessionRecord struct {
 	lastUse time.Time
 }
 
-func newSessionCache() *sessionCache { return &sessionCache{m: map[string]*sessionRecord{}} }
+func newSessionCache(timeout time.Duration) *sessionCache {
+	if timeout <= 0 {
+		timeout = sessionTimeout
+	}
+	return &sessionCache{m: map[string]*sessionRecord{}, timeout: timeout}
+}
 
 // touch records a use of the session lsid now. It fails with
 // TooManyLogicalSessions when the cache is full of live sessions.
@@ -85,23 +93,32 @@ func (s *sessionCache) end(lsid bson.Raw) {
 	s.mu.Unlock()
 }
 
-// expire drops sessions unused for sessionTimeout; s.mu is held.
-func (s *sessionCache) expire(now time.Time) {
+// expire drops sessions unused for the timeout and returns them by key
+// (lsidKey); s.mu is held.
+func (s *sessionCache) expire(now time.Time) map[string]*sessionRecord {
+	var gone map[string]*sessionRecord
 	for k, rec := range s.m {
-		if now.Sub(rec.lastUse) > sessionTimeout {
+		if now.Sub(rec.lastUse) > s.timeout {
 			delete(s.m, k)
+			if gone == nil {
+				gone = map[string]*sessionRecord{}
+			}
+			gone[k] = rec
 		}
 	}
+	return gone
 }
 
 // list returns the live sessions in $listLocalSessions' shape, oldest use
 // first.
 func (s *sessionCache) list(now time.Time) []bson.Raw {
 	s.mu.Lock()
-	s.expire(now)
 	recs := make([]sessionRecord, 0, len(s.m))
 	for _, rec := range s.m {
-		recs = append(recs, *rec)
+		// Expired ones are left to ReapSessions, which ends them.
+		if now.Sub(rec.lastUse) <= s.timeout {
+			recs = append(recs, *rec)
+		}
 	}
 	s.mu.Unlock()
 	sort.Slice(recs, func(i, j int) bool { return recs[i].lastUse.Before(recs[j].lastUse) })

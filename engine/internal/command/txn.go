@@ -182,6 +182,7 @@ func (e *Env) abortTxn(s *retrySession) {
 		tx.timer.Stop()
 	}
 	tx.st.Abort()
+	e.Cursors.killTxn(tx)
 }
 
 // expireTxn aborts tx when it is still s's open transaction, as mongod
@@ -237,20 +238,24 @@ func lsidString(lsid bson.Raw) string {
 
 // write runs fn as r's write: staged in r's transaction, or committed at
 // once (with the session record of a retryable write in the same batch).
-func (r *Request) write(fn func(w *storage.Writer) error) error {
+// Outside a transaction, a write that meets a document an open
+// transaction holds waits for it to end and runs fn again from scratch
+// (storage.Store.WriteWait), until ctx ends: fn must reset what it
+// reports at its start.
+func (r *Request) write(ctx context.Context, fn func(w *storage.Writer) error) error {
 	if r.txn != nil {
 		return r.txn.st.Stage(fn)
 	}
 	if r.retryMark != nil {
 		mark := r.retryMark
-		return r.Env.Store.Write(func(w *storage.Writer) error {
+		return r.Env.Store.WriteWait(ctx, func(w *storage.Writer) error {
 			if err := fn(w); err != nil {
 				return err
 			}
 			return mark(w)
 		})
 	}
-	return r.Env.Store.Write(fn)
+	return r.Env.Store.WriteWait(ctx, fn)
 }
 
 // collection returns ns as r sees it: in r's transaction, with what it

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -159,7 +160,8 @@ func txnLabels(r *Request, code, wc *mongoerr.Code) bson.A {
 // batch like its documents, so they appear at commit, built at once since
 // nobody else can see the collection yet.
 func createIndexesInTxn(r *Request, ns string, specs []index.Spec) (before, after int, created bool, err error) {
-	err = r.write(func(w *storage.Writer) error {
+	// It runs in a transaction, where a write stages and never waits.
+	err = r.write(context.Background(), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			var err error

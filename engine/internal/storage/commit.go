@@ -16,8 +16,12 @@ import (
 // Pebble's WAL writer syncs everything queued when a sync starts (group
 // commit, I8). Write is safe for concurrent use; fn runs on the calling
 // goroutine and must not call Write.
-func (s *Store) Write(fn func(w *Writer) error) error {
-	b, err := s.apply(fn)
+func (s *Store) Write(fn func(w *Writer) error) error { return s.write(fn, false) }
+
+// write is Write; wait makes the Writer stop at documents held by open
+// transactions (WriteWait).
+func (s *Store) write(fn func(w *Writer) error, wait bool) error {
+	b, err := s.apply(fn, wait)
 	if b == nil {
 		return err
 	}
@@ -32,7 +36,7 @@ func (s *Store) Write(fn func(w *Writer) error) error {
 // apply runs fn and applies its batch under the write lock. It returns
 // the batch when the caller must still wait for its WAL sync (and then
 // call syncing.Done and close it), or nil when the write is finished.
-func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
+func (s *Store) apply(fn func(w *Writer) error, wait bool) (*pebble.Batch, error) {
 	if err := s.disk.admit(); err != nil {
 		return nil, err
 	}
@@ -45,8 +49,12 @@ func (s *Store) apply(fn func(w *Writer) error) (*pebble.Batch, error) {
 		return nil, err // the disk filled while this writer waited
 	}
 	w := &Writer{s: s, b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, early: map[string]bool{}}
+	w.wait.on = wait
 	defer w.publishOplog()
 	err := fn(w)
+	if w.wait.blocked != nil {
+		err = &heldError{t: w.wait.blocked}
+	}
 	if err == nil {
 		err = w.flushOplog()
 	}

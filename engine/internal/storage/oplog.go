@@ -170,8 +170,8 @@ func (s *Store) OplogChanged() <-chan struct{} {
 }
 
 // flushOplog gives the logged writes their ts and stages their entries
-// (one applyOps entry for a marked transaction) and images in the batch.
-// It runs under the write lock, once fn has succeeded.
+// (applyOps entries for a marked transaction: oplog_chain.go) and images
+// in the batch. It runs under the write lock, once fn has succeeded.
 func (w *Writer) flushOplog() error {
 	ops := w.oplog.ops
 	if len(ops) == 0 {
@@ -179,30 +179,7 @@ func (w *Writer) flushOplog() error {
 	}
 	now := time.Now()
 	if w.txn != nil {
-		ts := w.s.oplog.clock.Tick()
-		arr := bsoncore.NewArrayBuilder()
-		for _, op := range ops {
-			arr.AppendDocument(frameDoc(op.fields))
-		}
-		var d []byte
-		d = bsoncore.AppendDocumentElement(d, "lsid", w.txn.LSID)
-		d = bsoncore.AppendInt64Element(d, "txnNumber", w.txn.TxnNumber)
-		d = bsoncore.AppendStringElement(d, "op", "c")
-		d = bsoncore.AppendStringElement(d, "ns", "admin.$cmd")
-		o := bsoncore.NewDocumentBuilder().AppendArray("applyOps", arr.Build()).Build()
-		d = bsoncore.AppendDocumentElement(d, "o", o)
-		d = appendEntryTail(d, ts, now)
-		prev := bsoncore.NewDocumentBuilder().AppendTimestamp("ts", 0, 0).AppendInt64("t", -1).Build()
-		d = bsoncore.AppendDocumentElement(d, "prevOpTime", prev)
-		if err := w.putOplogEntry(ts, frameDoc(d)); err != nil {
-			return err
-		}
-		for i, op := range ops {
-			if err := w.putImages(ts, i, op); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.flushTxn(ops, now) // oplog_chain.go
 	}
 	for _, op := range ops {
 		ts := w.s.oplog.clock.Tick()
@@ -285,15 +262,16 @@ func (w *Writer) publishOplog() {
 }
 
 // OplogFrom iterates over the oplog entries whose ts is at or after from,
-// in ts order; RecordID gives each entry's PackTS. The iterator must be
-// closed.
+// in ts order; RecordID gives each entry's PackTS. A transaction logged
+// as a chain of applyOps entries comes as its last entry holding all its
+// operations (oplog_chain.go). The iterator must be closed.
 func (s *Snapshot) OplogFrom(c *Collection, from bson.Timestamp) (*Records, error) {
 	lo := recordKey(c.ID, PackTS(from))
 	it, err := s.src.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(recordPrefix(c.ID))})
 	if err != nil {
 		return nil, err
 	}
-	return &Records{it: it}, nil
+	return &Records{it: &oplogIter{kvIter: it, src: s.src, collID: c.ID}}, nil
 }
 
 // Images returns the pre- and post-image stored for the write at ts and

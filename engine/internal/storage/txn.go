@@ -26,12 +26,11 @@ import (
 //	    open transaction has written, or that changed since the snapshot,
 //	    answers WriteConflict when the statement that writes it runs. The
 //	    table of keys held by open transactions lives on the Store,
-//	    guarded by its write lock.
-//
-//	    Divergence: a write outside any transaction does not wait for the
-//	    transaction holding its document, as mongod's would; it commits,
-//	    and the transaction fails at commit with WriteConflict
-//	    (TestTxnFirstWriterWins).
+//	    guarded by its write lock. A write outside any transaction made
+//	    through Store.WriteWait that meets a held document or key waits,
+//	    without the lock, until the holder commits or aborts, then runs
+//	    again (txnwait.go); one made through Store.Write commits, and the
+//	    holder fails at commit with WriteConflict.
 //	T4. Commit takes the write lock (Store.Write), checks again that no
 //	    held document changed, and replays each statement's write of each
 //	    document, in order, through the real Writer marked with
@@ -75,6 +74,11 @@ type Txn struct {
 	ended bool
 	// err is a conflict found while folding; the transaction must abort.
 	err error
+	// done is closed once the transaction holds nothing (unhold): writes
+	// waiting for its documents run again. released guards the close;
+	// both under the write lock.
+	done     chan struct{}
+	released bool
 	// Limit is the largest staged batch, in bytes, before a statement
 	// fails with TransactionTooLarge; zero means DefaultTxnLimit.
 	Limit int
@@ -105,7 +109,7 @@ func (s *Store) BeginTxn() (*Txn, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	t := &Txn{s: s, snap: s.db.NewSnapshot(), b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, startIDs: map[uint64]bool{}, held: map[string][]byte{}}
+	t := &Txn{s: s, snap: s.db.NewSnapshot(), b: s.db.NewIndexedBatch(), pending: map[string]*Collection{}, startIDs: map[uint64]bool{}, held: map[string][]byte{}, done: make(chan struct{})}
 	for _, c := range s.catalog() {
 		t.startIDs[c.ID] = true
 	}
@@ -309,13 +313,19 @@ func indexUnique(c *Collection, ixID uint32) bool {
 	return false
 }
 
-// unhold releases the documents the transaction holds; wmu is held.
+// unhold releases the documents the transaction holds and wakes the
+// writes waiting for them; wmu is held. Later calls do nothing.
 func (t *Txn) unhold() {
+	if t.released {
+		return
+	}
+	t.released = true
 	for k := range t.held {
 		if t.s.txns.held[k] == t {
 			delete(t.s.txns.held, k)
 		}
 	}
+	close(t.done)
 }
 
 // end closes the batch and, once no Snapshot uses it, the snapshot.
@@ -351,7 +361,7 @@ func (t *Txn) Commit(info TxnInfo, extra func(w *Writer) error) error {
 		t.Abort()
 		return t.err
 	}
-	return t.s.Write(func(w *Writer) error {
+	err := t.s.Write(func(w *Writer) error {
 		defer t.unhold()
 		if info.LSID != nil {
 			w.MarkTransaction(info)
@@ -364,6 +374,13 @@ func (t *Txn) Commit(info TxnInfo, extra func(w *Writer) error) error {
 		}
 		return nil
 	})
+	if err != nil {
+		// Write may fail before running fn (a closed store, a full disk).
+		t.s.wmu.Lock()
+		t.unhold()
+		t.s.wmu.Unlock()
+	}
+	return err
 }
 
 // replay stages the transaction's effects on the real Writer w.

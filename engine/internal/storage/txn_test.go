@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -157,26 +159,64 @@ func TestTxnFirstWriterWins(t *testing.T) {
 		t.Fatalf("stale writer: %v, want WriteConflict", err)
 	}
 	e.Abort()
-	// A plain write between a transaction's write and its commit makes
-	// the commit fail and leaves the plain write in place.
+	// A plain write to a document a transaction holds waits until the
+	// transaction commits, then applies on top of it.
 	f, _ := s.BeginTxn()
 	if err := upd(f, 50); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(func(w *Writer) error {
-		old, _ := w.Reader().Fetch(c, 1)
-		return w.Update(c, 1, old, doc(t, bson.D{{Key: "_id", Value: int32(1)}, {Key: "v", Value: int32(60)}}))
-	}); err != nil {
+	var lastRead int32 // what the plain write's last attempt read
+	plain := func(ctx context.Context, v int32) error {
+		return s.WriteWait(ctx, func(w *Writer) error {
+			old, err := w.Reader().Fetch(c, 1)
+			if err != nil {
+				return err
+			}
+			lastRead = old.Lookup("v").Int32()
+			return w.Update(c, 1, old, doc(t, bson.D{{Key: "_id", Value: int32(1)}, {Key: "v", Value: v}}))
+		})
+	}
+	// A deadline ends the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := plain(ctx, 55); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("plain write with a deadline: %v, want DeadlineExceeded", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- plain(context.Background(), 60) }()
+	select {
+	case err := <-waited:
+		t.Fatalf("plain write did not wait for the transaction: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := f.Commit(TxnInfo{}, nil); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if err := <-waited; err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Commit(TxnInfo{}, nil); !errors.Is(err, ErrWriteConflict) {
-		t.Fatalf("commit: %v, want WriteConflict", err)
+	if lastRead != 50 {
+		t.Fatalf("plain write applied on v = %d, want the transaction's 50", lastRead)
 	}
 	sn := s.Snapshot()
 	defer sn.Close()
 	got, _ := sn.Fetch(c, 1)
 	if got.Lookup("v").Int32() != 60 {
 		t.Fatalf("v = %v, want 60", got)
+	}
+	// Store.Write does not wait: the holder fails at commit instead.
+	g, _ := s.BeginTxn()
+	if err := upd(g, 70); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(func(w *Writer) error {
+		old, _ := w.Reader().Fetch(c, 1)
+		return w.Update(c, 1, old, doc(t, bson.D{{Key: "_id", Value: int32(1)}, {Key: "v", Value: int32(80)}}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Commit(TxnInfo{}, nil); !errors.Is(err, ErrWriteConflict) {
+		t.Fatalf("commit: %v, want WriteConflict", err)
 	}
 }
 

@@ -3,8 +3,9 @@ package storage
 import "go.mongodb.org/mongo-driver/v2/bson"
 
 // TxnInfo names the multi-document transaction whose writes a Writer
-// commits, so that the oplog records them as one applyOps entry carrying
-// the session id and transaction number, as mongod's oplog does.
+// commits, so that the oplog records them as applyOps entries (one, or a
+// chain past 16 MB: oplog_chain.go) carrying the session id and
+// transaction number, as mongod's oplog does.
 type TxnInfo struct {
 	LSID      bson.Raw // the session's lsid document
 	TxnNumber int64

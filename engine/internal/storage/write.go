@@ -52,6 +52,8 @@ type Writer struct {
 	txn *TxnInfo
 	// view is the transaction this Writer stages for, or nil (Txn.Stage).
 	view *Txn
+	// wait stops the Writer at documents open transactions hold (txnwait.go).
+	wait writeWait
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -187,6 +189,9 @@ func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
 // index entries that changed. On error nothing is staged. old must be the
 // record as stored: its keys are computed without validating it again.
 func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
+	if w.heldRecord(c.ID, rid) {
+		return errHeld
+	}
 	oldKeys, _, err := w.storedKeys(c, old)
 	if err != nil {
 		return err
@@ -231,6 +236,9 @@ func (w *Writer) Update(c *Collection, rid int64, old, doc bson.Raw) error {
 // Delete removes the document at rid (currently doc, as stored) and its
 // entries.
 func (w *Writer) Delete(c *Collection, rid int64, doc bson.Raw) error {
+	if w.heldRecord(c.ID, rid) {
+		return errHeld
+	}
 	keys, _, err := w.storedKeys(c, doc)
 	if err != nil {
 		return err
@@ -528,6 +536,9 @@ func (w *Writer) checkUnique(c *Collection, ix *Index, keys [][]byte, self int64
 	}
 	for _, k := range keys {
 		w.kbuf = appendEntryKey(w.kbuf[:0], c, ix, k, 0)
+		if w.heldBy(w.kbuf) {
+			return errHeld
+		}
 		owner, err := w.owner(c.ID, w.kbuf[:indexPrefixLen], w.kbuf)
 		if err != nil {
 			return err
