@@ -134,15 +134,27 @@ func (ix *Index) KeysValidated(doc bson.Raw) ([][]byte, Multikey, error) {
 			// The common case (one field, no array on its path) has one
 			// key and no multikey path: the same answer as tuples gives,
 			// without building cursors and tuples.
-			mk := Multikey{Paths: make([][]int, 1)}
+			// One allocation holds the key list, the key and the
+			// multikey paths.
+			o := new(singleKey)
+			mk := Multikey{Paths: o.paths[:]}
 			if v.Type == 0 && ix.spec.Sparse {
 				return nil, mk, nil
 			}
 			t := [1]bson.RawValue{v}
-			return [][]byte{ix.encode(t[:])}, mk, nil
+			o.keys[0] = ix.appendKey(o.key[:0], t[:])
+			return o.keys[:], mk, nil
 		}
 	}
 	return ix.keysFromTuples(doc)
+}
+
+// singleKey is the storage of KeysValidated's answer for a single-field
+// index: most keys fit in key.
+type singleKey struct {
+	keys  [1][]byte
+	paths [1][]int
+	key   [24]byte
 }
 
 // keysFromTuples is KeysValidated through the general key generation.
@@ -175,7 +187,11 @@ var nullValue = bson.RawValue{Type: bson.TypeNull}
 
 // encode encodes one tuple; missing values (Type 0) encode as null.
 func (ix *Index) encode(t []bson.RawValue) []byte {
-	k := make([]byte, 0, 16*len(t))
+	return ix.appendKey(make([]byte, 0, 16*len(t)), t)
+}
+
+// appendKey appends the encoding of tuple t to k.
+func (ix *Index) appendKey(k []byte, t []bson.RawValue) []byte {
 	for i, v := range t {
 		if v.Type == 0 {
 			v = nullValue

@@ -416,17 +416,15 @@ func (m *Message) Command() (bson.Raw, error) {
 	for _, s := range m.Sequences {
 		aidx, arr := bsoncore.AppendArrayElementStart(doc, s.Identifier)
 		for i, d := range s.Documents {
-			arr = bsoncore.AppendDocumentElement(arr, itoa(i), d)
+			// The element is written by hand: its key (the index) needs
+			// no string of its own.
+			arr = append(arr, byte(bson.TypeEmbeddedDocument))
+			arr = strconv.AppendInt(arr, int64(i), 10)
+			arr = append(arr, 0)
+			arr = append(arr, d...)
 		}
 		doc, _ = bsoncore.AppendArrayEnd(arr, aidx)
 	}
 	doc, _ = bsoncore.AppendDocumentEnd(doc, idx)
 	return bson.Raw(doc), nil
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return strconv.Itoa(i)
 }
