@@ -115,7 +115,7 @@ func Open(opts Options) (*Store, error) {
 	dir := opts.Dir
 	switch {
 	case dir == "":
-		po.FS = vfs.NewMem()
+		po.FS = newTableFS()
 		dir = "mem"
 	case opts.fs != nil:
 		po.FS = opts.fs
