@@ -173,7 +173,7 @@ func (t *sstData) writeAt(p []byte, off int64) {
 	defer t.mu.Unlock()
 	end := off + int64(len(p))
 	for t.capacity() < end {
-		n := min(4096<<len(t.chunks), sstChunkMax)
+		n := min(4096<<min(len(t.chunks), 16), sstChunkMax)
 		t.starts = append(t.starts, t.capacity())
 		t.chunks = append(t.chunks, make([]byte, n))
 	}

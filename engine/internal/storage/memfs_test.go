@@ -183,3 +183,32 @@ func TestInMemoryStoreReadsBackFlushedTables(t *testing.T) {
 		t.Fatalf("oplog holds %d inserts, %v", inserts, err)
 	}
 }
+
+// TestTableFSLargeTable writes a table of hundreds of chunks, as the
+// tables of the lower levels of a large in-memory store are.
+func TestTableFSLargeTable(t *testing.T) {
+	fs := newTableFS()
+	f, err := fs.Create("big.sst", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 1<<20)
+	const mib = 40
+	for i := range mib {
+		for j := range p {
+			p[j] = byte(i + j)
+		}
+		if _, err := f.Write(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, _ := f.Stat(); fi.Size() != mib<<20 {
+		t.Fatalf("size %d", fi.Size())
+	}
+	q := make([]byte, 3)
+	for i := range mib {
+		if n, err := f.ReadAt(q, int64(i)<<20+5); n != 3 || err != nil || q[0] != byte(i+5) || q[2] != byte(i+7) {
+			t.Fatalf("MiB %d: %v %d %v", i, q, n, err)
+		}
+	}
+}
