@@ -183,8 +183,7 @@ func (w *Writer) flushOplog() error {
 	}
 	for _, op := range ops {
 		ts := w.s.oplog.clock.Tick()
-		d := appendEntryTail(append([]byte(nil), op.fields...), ts, now)
-		if err := w.putOplogEntry(ts, frameDoc(d)); err != nil {
+		if err := w.putOplogFields(ts, op.fields, now); err != nil {
 			return err
 		}
 		if err := w.putImages(ts, 0, op); err != nil {
@@ -209,6 +208,26 @@ func frameDoc(elems []byte) []byte {
 	out = append(out, 0)
 	binary.LittleEndian.PutUint32(out, uint32(len(out)))
 	return out
+}
+
+// putOplogFields stages the entry at ts made of fields and the tail
+// (appendEntryTail), encoding it straight into the batch: an insertMany
+// of 1,000 documents would otherwise copy and allocate every entry twice
+// more.
+func (w *Writer) putOplogFields(ts bson.Timestamp, fields []byte, now time.Time) error {
+	var tbuf [64]byte
+	tail := appendEntryTail(tbuf[:0], ts, now)
+	n := 4 + len(fields) + len(tail) + 1
+	w.kbuf = appendRecordKey(w.kbuf[:0], w.s.oplog.collID, PackTS(ts))
+	op := w.b.SetDeferred(len(w.kbuf), n)
+	copy(op.Key, w.kbuf)
+	v := op.Value
+	binary.LittleEndian.PutUint32(v, uint32(n))
+	copy(v[4+copy(v[4:], fields):], tail)
+	v[n-1] = 0
+	w.oplog.last = ts
+	w.oplog.bytes += int64(len(w.kbuf) + n)
+	return op.Finish()
 }
 
 func (w *Writer) putOplogEntry(ts bson.Timestamp, doc []byte) error {

@@ -20,20 +20,43 @@ func imagesEnabled(c *Collection) bool {
 	return err == nil && v.Type == bson.TypeBoolean && v.Boolean()
 }
 
-// opFields appends op, ns and ui, the leading fields of every entry.
-func opFields(op, ns string, uuid [16]byte) []byte {
-	d := bsoncore.AppendStringElement(nil, "op", op)
+// opFieldsSize is the size of the op, ns and ui elements opFields appends
+// for a one-letter op and a namespace of n bytes.
+func opFieldsSize(n int) int { return 10 + 9 + n + 25 }
+
+// opFields appends op, ns and ui, the leading fields of every entry, to a
+// buffer with room for extra more bytes (the rest of the entry), so that
+// building an entry allocates once.
+func opFields(op, ns string, uuid [16]byte, extra int) []byte {
+	d := make([]byte, 0, opFieldsSize(len(ns))+len(op)-1+extra)
+	d = bsoncore.AppendStringElement(d, "op", op)
 	d = bsoncore.AppendStringElement(d, "ns", ns)
 	return bsoncore.AppendBinaryElement(d, "ui", bson.TypeBinaryUUID, uuid[:])
 }
 
-// docKey returns {_id: <doc's _id>}, the document key of a write.
-func docKey(doc bson.Raw) []byte {
-	var d []byte
-	if v, err := doc.LookupErr("_id"); err == nil {
-		d = bsoncore.AppendValueElement(d, "_id", bsoncore.Value{Type: bsoncore.Type(v.Type), Data: v.Value})
+// docID returns doc's _id (Type 0 when it has none).
+func docID(doc bson.Raw) bson.RawValue {
+	v, _ := doc.LookupErr("_id")
+	return v
+}
+
+// docKeySize is the size of the document appendDocKey appends for id.
+func docKeySize(id bson.RawValue) int {
+	if id.Type == 0 {
+		return 5
 	}
-	return frameDoc(d)
+	return 10 + len(id.Value)
+}
+
+// appendDocKey appends the element key: {_id: id}, the document key of a
+// write ({} when id is Type 0).
+func appendDocKey(dst []byte, key string, id bson.RawValue) []byte {
+	idx, dst := bsoncore.AppendDocumentElementStart(dst, key)
+	if id.Type != 0 {
+		dst = bsoncore.AppendValueElement(dst, "_id", bsoncore.Value{Type: bsoncore.Type(id.Type), Data: id.Value})
+	}
+	dst, _ = bsoncore.AppendDocumentEnd(dst, idx)
+	return dst
 }
 
 func (w *Writer) addOp(fields []byte, pre, post bson.Raw) {
@@ -45,9 +68,11 @@ func (w *Writer) logInsert(c *Collection, doc bson.Raw) {
 	if !logged(c) {
 		return
 	}
-	d := opFields("i", c.NS, c.UUID)
+	// One allocation holds the whole entry: o (doc) and o2 ({_id}).
+	id := docID(doc)
+	d := opFields("i", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
 	d = bsoncore.AppendDocumentElement(d, "o", doc)
-	d = bsoncore.AppendDocumentElement(d, "o2", docKey(doc))
+	d = appendDocKey(d, "o2", id)
 	w.addOp(d, nil, nil)
 }
 
@@ -64,7 +89,8 @@ func (w *Writer) logUpdate(c *Collection, old, doc bson.Raw) {
 	if !logged(c) {
 		return
 	}
-	d := opFields("u", c.NS, c.UUID)
+	id := docID(old)
+	d := opFields("u", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
 	if replace {
 		d = bsoncore.AppendDocumentElement(d, "o", doc)
 	} else {
@@ -72,7 +98,7 @@ func (w *Writer) logUpdate(c *Collection, old, doc bson.Raw) {
 		o = bsoncore.AppendDocumentElement(o, "diff", diffDocs(old, doc, 0))
 		d = bsoncore.AppendDocumentElement(d, "o", frameDoc(o))
 	}
-	d = bsoncore.AppendDocumentElement(d, "o2", docKey(old))
+	d = appendDocKey(d, "o2", id)
 	var pre, post bson.Raw
 	if imagesEnabled(c) {
 		pre, post = rawCopy(old), rawCopy(doc)
@@ -85,8 +111,9 @@ func (w *Writer) logDelete(c *Collection, doc bson.Raw) {
 	if !logged(c) {
 		return
 	}
-	d := opFields("d", c.NS, c.UUID)
-	d = bsoncore.AppendDocumentElement(d, "o", docKey(doc))
+	id := docID(doc)
+	d := opFields("d", c.NS, c.UUID, 3+docKeySize(id))
+	d = appendDocKey(d, "o", id)
 	var pre bson.Raw
 	if imagesEnabled(c) {
 		pre = rawCopy(doc)
@@ -100,7 +127,7 @@ func (w *Writer) logCommand(c *Collection, o, o2 []byte) {
 	if !logged(c) {
 		return
 	}
-	d := opFields("c", c.DB+".$cmd", c.UUID)
+	d := opFields("c", c.DB+".$cmd", c.UUID, 3+len(o)+4+len(o2))
 	d = bsoncore.AppendDocumentElement(d, "o", o)
 	if o2 != nil {
 		d = bsoncore.AppendDocumentElement(d, "o2", o2)

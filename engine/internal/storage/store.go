@@ -120,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 	dir := opts.Dir
 	switch {
 	case dir == "":
-		po.FS = vfs.NewMem()
+		po.FS = newTableFS()
 		dir = "mem"
 	case opts.fs != nil:
 		po.FS = opts.fs

@@ -50,3 +50,17 @@ func TestOpenWithSmallCacheStillReads(t *testing.T) {
 		t.Fatalf("fetch = %v, %v", d, err)
 	}
 }
+
+// TestTuneSmallTablesInMemoryOnly checks that only an in-memory store
+// takes small L0 tables (see tune); a store on disk keeps Pebble's sizes.
+func TestTuneSmallTablesInMemoryOnly(t *testing.T) {
+	mem, disk := &pebble.Options{}, &pebble.Options{}
+	tune(mem, 0, false)
+	tune(disk, 0, true)
+	if mem.TargetFileSizes[0] != memTargetFileSize || !mem.DisableWAL {
+		t.Errorf("in memory: target %d, DisableWAL %v", mem.TargetFileSizes[0], mem.DisableWAL)
+	}
+	if disk.TargetFileSizes[0] != 0 || disk.DisableWAL {
+		t.Errorf("on disk: target %d, DisableWAL %v", disk.TargetFileSizes[0], disk.DisableWAL)
+	}
+}

@@ -54,6 +54,9 @@ type Writer struct {
 	view *Txn
 	// wait stops the Writer at documents open transactions hold (txnwait.go).
 	wait writeWait
+	// ikeys and imks are Insert's scratch space for index keys.
+	ikeys [][][]byte
+	imks  []index.Multikey
 }
 
 // Collection returns ns as this writer sees it, or nil.
@@ -159,7 +162,7 @@ func (w *Writer) SetOptions(ns string, options bson.Raw) error {
 // Insert stores doc in c and adds its index entries. On error nothing is
 // staged. It returns the new record id.
 func (w *Writer) Insert(c *Collection, doc bson.Raw) (int64, error) {
-	keys, mks, err := w.indexKeys(c, doc)
+	keys, mks, err := w.insertKeys(c, doc)
 	if err != nil {
 		return 0, err
 	}
@@ -282,8 +285,22 @@ func (w *Writer) storedKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Mu
 
 // indexKeys computes the keys and multikey paths of doc for every index.
 func (w *Writer) indexKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
-	keys := make([][][]byte, len(c.Indexes))
-	mks := make([]index.Multikey, len(c.Indexes))
+	return w.indexKeysInto(c, doc, make([][][]byte, len(c.Indexes)), make([]index.Multikey, len(c.Indexes)))
+}
+
+// insertKeys is indexKeys into the Writer's scratch slices, which the next
+// call reuses: Insert needs the keys only until it returns.
+func (w *Writer) insertKeys(c *Collection, doc bson.Raw) ([][][]byte, []index.Multikey, error) {
+	n := len(c.Indexes)
+	if cap(w.ikeys) < n {
+		w.ikeys = make([][][]byte, n)
+		w.imks = make([]index.Multikey, n)
+	}
+	return w.indexKeysInto(c, doc, w.ikeys[:n], w.imks[:n])
+}
+
+// indexKeysInto is indexKeys into keys and mks, of one entry per index.
+func (w *Writer) indexKeysInto(c *Collection, doc bson.Raw, keys [][][]byte, mks []index.Multikey) ([][][]byte, []index.Multikey, error) {
 	if len(c.Indexes) == 0 {
 		return keys, mks, nil
 	}

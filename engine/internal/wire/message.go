@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
@@ -390,7 +391,16 @@ func (m *Message) Command() (bson.Raw, error) {
 	if len(m.Sequences) == 0 {
 		return m.Body, nil
 	}
-	idx, doc := bsoncore.AppendDocumentStart(nil)
+	// Size the merged command up front: the sequence of an insertMany
+	// holds every document, which growing by appends would copy again.
+	size := len(m.Body)
+	for _, s := range m.Sequences {
+		size += len(s.Identifier) + 6
+		for _, d := range s.Documents {
+			size += len(d) + 8
+		}
+	}
+	idx, doc := bsoncore.AppendDocumentStart(make([]byte, 0, size))
 	elems, err := m.Body.Elements()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -406,17 +416,15 @@ func (m *Message) Command() (bson.Raw, error) {
 	for _, s := range m.Sequences {
 		aidx, arr := bsoncore.AppendArrayElementStart(doc, s.Identifier)
 		for i, d := range s.Documents {
-			arr = bsoncore.AppendDocumentElement(arr, itoa(i), d)
+			// The element is written by hand: its key (the index) needs
+			// no string of its own.
+			arr = append(arr, byte(bson.TypeEmbeddedDocument))
+			arr = strconv.AppendInt(arr, int64(i), 10)
+			arr = append(arr, 0)
+			arr = append(arr, d...)
 		}
 		doc, _ = bsoncore.AppendArrayEnd(arr, aidx)
 	}
 	doc, _ = bsoncore.AppendDocumentEnd(doc, idx)
 	return bson.Raw(doc), nil
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return fmt.Sprint(i)
 }

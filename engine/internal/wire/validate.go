@@ -36,7 +36,10 @@ func validate(doc []byte) error {
 	if n != len(doc) {
 		return errors.New("trailing bytes after document")
 	}
-	stack := []frame{{rest: doc[4 : n-1]}}
+	// The first levels live on the goroutine's stack: validating the
+	// documents of an insertMany then allocates nothing.
+	var buf [8]frame
+	stack := append(buf[:0], frame{rest: doc[4 : n-1]})
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.rest) == 0 {
