@@ -237,6 +237,16 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 		}
 		had := len(vals)
 		collectDistinct(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: rw.doc}, path, &vals)
+		if pr != nil && pr.x.DistinctScan() {
+			if key, ok := pr.x.DistinctKey(p.key); ok {
+				// The row stands for its key's value only: keep the
+				// document's values equal to it (they keep their BSON
+				// types, which keys do not), or the key's value when none
+				// is (null for a missing path, as mongod answers).
+				vals = keepEqual(vals, had, key)
+				continue
+			}
+		}
 		if len(vals) == had && pr != nil && pr.x.DistinctScan() {
 			// A DISTINCT_SCAN answers from the index key: null for a
 			// document lacking the path, undefined for an empty array.
@@ -258,6 +268,21 @@ func runDistinct(ctx context.Context, r *Request) (bson.D, error) {
 		out = append(out, v)
 	}
 	return bson.D{{Key: "values", Value: out}}, nil
+}
+
+// keepEqual keeps, of vals[from:], the values equal to key under BSON
+// comparison, and appends key when none is.
+func keepEqual(vals []bson.RawValue, from int, key bson.RawValue) []bson.RawValue {
+	out := vals[:from]
+	for _, v := range vals[from:] {
+		if bsonkit.Compare(v, key) == 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == from {
+		out = append(out, key)
+	}
+	return out
 }
 
 // collectDistinct appends the values at path below v, traversing arrays

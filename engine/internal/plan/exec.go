@@ -513,6 +513,29 @@ func (x *Executor) ReturnKey() bson.Raw {
 	return d
 }
 
+// DistinctKey returns the value of path in the index key of the row Next
+// returned last, when that row came from an index without a collation
+// (whose keys hold the values themselves, not collation keys). A
+// DISTINCT_SCAN returns one row per key, standing for every document
+// that shares it, so distinct must answer the key's value, not whatever
+// else the row's document holds at path.
+func (x *Executor) DistinctKey(path string) (bson.RawValue, bool) {
+	if x.last == nil || x.last.fromIx == nil || x.last.fromIx.coll != nil {
+		return bson.RawValue{}, false
+	}
+	ix := x.last.fromIx
+	vals, _, err := keystring.Decode(x.last.from, ix.desc)
+	if err != nil || len(vals) != len(ix.paths) {
+		return bson.RawValue{}, false
+	}
+	for i, p := range ix.paths {
+		if p == path {
+			return vals[i], true
+		}
+	}
+	return bson.RawValue{}, false
+}
+
 // Stats are an executor's totals so far.
 type Stats struct {
 	KeysExamined, DocsExamined int64
