@@ -68,6 +68,11 @@ func TestShutdownCommandClosesEngine(t *testing.T) {
 	}
 	t.Logf("closed after %v", time.Since(t0))
 	<-slow
+	// Serve returns once the listener is closed, while the storage may
+	// still be closing: Close waits for the close the shutdown started.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	// The storage closed cleanly: it opens again with the first write.
 	db2, err := engine.Open(ctx, engine.Options{Dir: dir})
 	if err != nil {
