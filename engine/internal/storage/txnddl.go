@@ -26,13 +26,34 @@ import (
 // write lock, when none is held. It returns ctx's error when ctx ends
 // first.
 func (s *Store) WriteExclusive(ctx context.Context, lock func(c *Collection) bool, fn func(w *Writer) error) error {
-	for {
-		err := s.write(func(w *Writer) error {
-			if t := s.holderOf(lock); t != nil {
-				return &heldError{t: t}
+	return s.RetryExclusive(ctx, func() error {
+		return s.Write(func(w *Writer) error {
+			if err := w.Exclusive(lock); err != nil {
+				return err
 			}
 			return fn(w)
-		}, false)
+		})
+	})
+}
+
+// Exclusive returns, inside a Write's fn (or any function run under the
+// write lock, such as BeginIndexBuild's prepare), the error that makes
+// RetryExclusive wait when an open transaction holds a document of a
+// collection for which lock reports true; nil when none does. fn must
+// then return it, so that nothing it staged commits.
+func (w *Writer) Exclusive(lock func(c *Collection) bool) error {
+	if t := w.s.holderOf(lock); t != nil {
+		return &heldError{t: t}
+	}
+	return nil
+}
+
+// RetryExclusive runs attempt, and again each time it fails with an error
+// of Writer.Exclusive once the transaction named there has ended. It
+// returns attempt's other results, or ctx's error when ctx ends first.
+func (s *Store) RetryExclusive(ctx context.Context, attempt func() error) error {
+	for {
+		err := attempt()
 		var he *heldError
 		if !errors.As(err, &he) {
 			return err

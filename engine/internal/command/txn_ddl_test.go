@@ -1,0 +1,88 @@
+package command
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// TestDDLWaitsForTransaction: DDL on a collection an open transaction has
+// written waits for it (maxTimeMS bounds the wait: MaxTimeMSExpired), and
+// the TTL monitor skips the documents it holds until it ends; the
+// transaction then commits instead of failing with WriteConflict.
+func TestDDLWaitsForTransaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	old := time.Now().Add(-time.Hour)
+	ok := func(what string, reply bson.Raw) {
+		t.Helper()
+		if reply.Lookup("ok").Double() != 1 {
+			t.Fatalf("%s: %v", what, reply)
+		}
+	}
+	ok("insert", run(t, e, ctx, bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{
+		bson.D{{Key: "_id", Value: 1}, {Key: "at", Value: old}},
+		bson.D{{Key: "_id", Value: 2}, {Key: "at", Value: old}},
+	}}, {Key: "$db", Value: "d"}}))
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("ddlwait-01234567")}}}
+	ok("update in txn", run(t, e, ctx, bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{
+		bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}},
+	}}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "d"}}))
+
+	code := func(reply bson.Raw) int32 {
+		v, err := reply.LookupErr("code")
+		if err != nil {
+			return 0
+		}
+		return v.Int32()
+	}
+	for _, cmd := range []bson.D{
+		{{Key: "drop", Value: "c"}},
+		{{Key: "renameCollection", Value: "d.c"}, {Key: "to", Value: "d.c2"}},
+		{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "at", Value: 1}}}, {Key: "name", Value: "at_1"}, {Key: "expireAfterSeconds", Value: 60}}}}},
+		{{Key: "collMod", Value: "c"}},
+		{{Key: "dropIndexes", Value: "c"}, {Key: "index", Value: "*"}},
+	} {
+		db := "d"
+		if cmd[0].Key == "renameCollection" {
+			db = "admin"
+		}
+		cmd = append(cmd, bson.E{Key: "maxTimeMS", Value: 50}, bson.E{Key: "$db", Value: db})
+		if r := run(t, e, ctx, cmd); code(r) != 50 {
+			t.Errorf("%s while a transaction holds d.c: %v, want MaxTimeMSExpired", cmd[0].Key, r)
+		}
+	}
+	// Another database's DDL does not wait.
+	ok("other db", run(t, e, ctx, bson.D{{Key: "dropDatabase", Value: 1}, {Key: "maxTimeMS", Value: 50}, {Key: "$db", Value: "other"}}))
+
+	// createIndexes waits until the transaction commits; a second
+	// transaction then holds document 1, which the TTL monitor skips.
+	commit := func(n int64) bson.Raw {
+		return run(t, e, ctx, bson.D{{Key: "commitTransaction", Value: 1}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: n}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "admin"}})
+	}
+	done := make(chan bson.Raw, 1)
+	go func() {
+		done <- run(t, e, ctx, bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "at", Value: 1}}}, {Key: "name", Value: "at_1"}, {Key: "expireAfterSeconds", Value: 60}}}}, {Key: "$db", Value: "d"}})
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("createIndexes did not wait for the transaction: %v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	ok("commit 1", commit(1))
+	ok("createIndexes after the commit", <-done)
+
+	ok("update in txn 2", run(t, e, ctx, bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{
+		bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 2}}}}}},
+	}}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(2)}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "d"}}))
+	n, err := e.ExpireTTL(ctx, time.Now())
+	if err != nil || n != 1 {
+		t.Fatalf("TTL pass while document 1 is held: %d deleted (%v), want 1", n, err)
+	}
+	ok("commit 2", commit(2))
+	if n, err = e.ExpireTTL(ctx, time.Now()); err != nil || n != 1 {
+		t.Fatalf("TTL pass after the commit: %d deleted (%v), want 1", n, err)
+	}
+}
