@@ -86,3 +86,54 @@ func TestDDLWaitsForTransaction(t *testing.T) {
 		t.Fatalf("TTL pass after the commit: %d deleted (%v), want 1", n, err)
 	}
 }
+
+// TestOutWaitsForTransaction: $out replacing a collection an open
+// transaction has written waits for it, bounded by maxTimeMS, and leaves
+// no temporary collection behind.
+func TestOutWaitsForTransaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run(t, e, ctx, bson.D{{Key: "insert", Value: "src"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}, {Key: "$db", Value: "d"}})
+	run(t, e, ctx, bson.D{{Key: "insert", Value: "dst"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}, {Key: "$db", Value: "d"}})
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("outwait-01234567")}}}
+	r := run(t, e, ctx, bson.D{{Key: "insert", Value: "dst"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 2}}}},
+		{Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "d"}})
+	if r.Lookup("ok").Double() != 1 {
+		t.Fatal(r)
+	}
+	r = run(t, e, ctx, bson.D{{Key: "aggregate", Value: "src"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$out", Value: "dst"}}}},
+		{Key: "cursor", Value: bson.D{}}, {Key: "maxTimeMS", Value: 50}, {Key: "$db", Value: "d"}})
+	if v, err := r.LookupErr("code"); err != nil || v.Int32() != 50 {
+		t.Fatalf("$out over a held collection: %v, want MaxTimeMSExpired", r)
+	}
+	for _, c := range e.Store.Collections("d") {
+		if c.NS != "d.src" && c.NS != "d.dst" {
+			t.Errorf("left behind: %s", c.NS)
+		}
+	}
+	r = run(t, e, ctx, bson.D{{Key: "commitTransaction", Value: 1}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "admin"}})
+	if r.Lookup("ok").Double() != 1 {
+		t.Fatalf("commit: %v", r)
+	}
+}
+
+// TestProfilerNeverMeetsTransaction: no transaction can write to
+// system.profile (OperationNotSupportedInTransaction), so the profiler's
+// plain Store.Write never meets a document a transaction holds and needs
+// no wait (profile.go's writeProfile).
+func TestProfilerNeverMeetsTransaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("profile-01234567")}}}
+	for i, cmd := range []bson.D{
+		{{Key: "insert", Value: "system.profile"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 2}}}}},
+		{{Key: "delete", Value: "system.profile"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "limit", Value: 0}}}}},
+		{{Key: "update", Value: "system.profile"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}}}}},
+	} {
+		cmd = append(cmd, bson.E{Key: "lsid", Value: lsid}, bson.E{Key: "txnNumber", Value: int64(i + 1)}, bson.E{Key: "startTransaction", Value: true}, bson.E{Key: "autocommit", Value: false}, bson.E{Key: "$db", Value: "d"})
+		r := run(t, e, ctx, cmd)
+		if v, err := r.LookupErr("code"); err != nil || v.Int32() != 263 {
+			t.Errorf("%s on system.profile in a transaction: %v, want OperationNotSupportedInTransaction", cmd[0].Key, r)
+		}
+	}
+}
