@@ -137,3 +137,38 @@ func TestProfilerNeverMeetsTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitedWriteProfiledOnce: an update that waited for a transaction
+// and ran again has one profile entry per statement, not one per attempt.
+func TestWaitedWriteProfiledOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.NewConn("127.0.0.1:1", "x")
+	dispatchOn(t, e, c, bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}, {Key: "$db", Value: "d"}})
+	dispatchOn(t, e, c, bson.D{{Key: "profile", Value: 2}, {Key: "$db", Value: "d"}})
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("profwait-0123456")}}}
+	upd := func(v int32) bson.D {
+		return bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{
+			bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: v}}}}}},
+		}}}
+	}
+	r := run(t, e, ctx, append(upd(1), bson.E{Key: "lsid", Value: lsid}, bson.E{Key: "txnNumber", Value: int64(1)}, bson.E{Key: "startTransaction", Value: true}, bson.E{Key: "autocommit", Value: false}, bson.E{Key: "$db", Value: "d"}))
+	if r.Lookup("ok").Double() != 1 {
+		t.Fatal(r)
+	}
+	done := make(chan bson.Raw, 1)
+	go func() { done <- dispatchOn(t, e, e.NewConn("127.0.0.1:2", "y"), append(upd(99), bson.E{Key: "$db", Value: "d"})) }()
+	time.Sleep(50 * time.Millisecond)
+	r = run(t, e, ctx, bson.D{{Key: "commitTransaction", Value: 1}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "admin"}})
+	if r.Lookup("ok").Double() != 1 {
+		t.Fatalf("commit: %v", r)
+	}
+	if r := <-done; r.Lookup("nModified").Int32() != 1 {
+		t.Fatalf("waited update: %v", r)
+	}
+	r = dispatchOn(t, e, c, bson.D{{Key: "find", Value: "system.profile"}, {Key: "filter", Value: bson.D{{Key: "op", Value: "update"}, {Key: "command.u.$set.v", Value: 99}}}, {Key: "$db", Value: "d"}})
+	got, _ := r.Lookup("cursor", "firstBatch").Array().Values()
+	if len(got) != 1 {
+		t.Fatalf("profile entries of the waited update: %d, want 1: %v", len(got), r)
+	}
+}
