@@ -157,7 +157,9 @@ func TestWaitedWriteProfiledOnce(t *testing.T) {
 		t.Fatal(r)
 	}
 	done := make(chan bson.Raw, 1)
-	go func() { done <- dispatchOn(t, e, e.NewConn("127.0.0.1:2", "y"), append(upd(99), bson.E{Key: "$db", Value: "d"})) }()
+	go func() {
+		done <- dispatchOn(t, e, e.NewConn("127.0.0.1:2", "y"), append(upd(99), bson.E{Key: "$db", Value: "d"}))
+	}()
 	time.Sleep(50 * time.Millisecond)
 	r = run(t, e, ctx, bson.D{{Key: "commitTransaction", Value: 1}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "admin"}})
 	if r.Lookup("ok").Double() != 1 {
