@@ -174,3 +174,21 @@ func TestWaitedWriteProfiledOnce(t *testing.T) {
 		t.Fatalf("profile entries of the waited update: %d, want 1: %v", len(got), r)
 	}
 }
+
+// TestDDLDoesNotWaitForReadOnlyTransaction pins the Divergence in
+// storage/txnddl.go: a transaction that has only read a collection does
+// not hold it, so a drop runs at once (mongod would wait behind its
+// intent lock).
+func TestDDLDoesNotWaitForReadOnlyTransaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	run(t, e, ctx, bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}, {Key: "$db", Value: "d"}})
+	lsid := bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: []byte("readonly-0123456")}}}
+	r := run(t, e, ctx, bson.D{{Key: "find", Value: "c"}, {Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(1)}, {Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}, {Key: "$db", Value: "d"}})
+	if r.Lookup("ok").Double() != 1 {
+		t.Fatal(r)
+	}
+	if r := run(t, e, ctx, bson.D{{Key: "drop", Value: "c"}, {Key: "maxTimeMS", Value: 50}, {Key: "$db", Value: "d"}}); r.Lookup("ok").Double() != 1 {
+		t.Fatalf("drop beside a read-only transaction: %v", r)
+	}
+}
