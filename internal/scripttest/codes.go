@@ -114,6 +114,7 @@ var codeNames = map[int32]string{
 	260:   "InvalidResumeToken",
 	280:   "ChangeStreamFatalError",
 	286:   "ChangeStreamHistoryLost",
+	261:   "TooManyLogicalSessions",
 }
 
 // CodeName returns the codeName MongoDB reports with code: its name in

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
@@ -37,8 +38,8 @@ func parsePreAndPostImages(cmd string, v bson.RawValue) (bson.Raw, error) {
 }
 
 // collModImages sets the changeStreamPreAndPostImages option of ns.
-func (r *Request) collModImages(ns string, images bson.Raw) error {
-	return r.Env.Store.Write(func(w *storage.Writer) error {
+func (r *Request) collModImages(ctx context.Context, ns string, images bson.Raw) error {
+	return r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)

@@ -51,12 +51,12 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	ns := r.DB + "." + name
 	if images != nil {
-		if err := r.collModImages(ns, images); err != nil {
+		if err := r.collModImages(ctx, ns, images); err != nil {
 			return nil, err
 		}
 	}
 	if len(validation) > 0 {
-		if err := r.collModValidation(ns, validation); err != nil {
+		if err := r.collModValidation(ctx, ns, validation); err != nil {
 			return nil, err
 		}
 	}
@@ -66,18 +66,18 @@ func runCollMod(ctx context.Context, r *Request) (bson.D, error) {
 			return nil, mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)
 		}
 		if images == nil && len(validation) == 0 {
-			return bson.D{}, r.Env.Store.Write(func(w *storage.Writer) error { return w.LogCollMod(ns) })
+			return bson.D{}, r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error { return w.LogCollMod(ns) })
 		}
 		return bson.D{}, nil
 	}
-	return r.collModIndexOn(ns, ixSpec)
+	return r.collModIndexOn(ctx, ns, ixSpec)
 }
 
 // collModIndexOn applies collMod's index document to the index of ns it
 // names (hidden, expireAfterSeconds) and returns the reply's fields.
-func (r *Request) collModIndexOn(ns string, ixSpec bson.Raw) (bson.D, error) {
+func (r *Request) collModIndexOn(ctx context.Context, ns string, ixSpec bson.Raw) (bson.D, error) {
 	var reply bson.D
-	err := r.Env.Store.Write(func(w *storage.Writer) error {
+	err := r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)

@@ -32,6 +32,7 @@ func runDelete(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.write(ctx, func(w *storage.Writer) error {
 		*res = writeResult{} // an attempt that waited runs again
+		r.op.restartStmts()
 		ts := r.Env.tsColl(ns)
 		for i, st := range parsed {
 			var (

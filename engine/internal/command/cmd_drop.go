@@ -29,7 +29,7 @@ func runDrop(ctx context.Context, r *Request) (bson.D, error) {
 	}
 	ns := r.DB + "." + name
 	var reply bson.D
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return nil
@@ -56,7 +56,7 @@ func runDropDatabase(ctx context.Context, r *Request) (bson.D, error) {
 	if r.DB == "local" || r.DB == "config" || r.DB == "admin" {
 		return nil, mongoerr.Newf(mongoerr.IllegalOperation, "Dropping the '%s' database is prohibited.", r.DB)
 	}
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.Env.Store.WriteExclusive(ctx, lockDB(r.DB), func(w *storage.Writer) error {
 		for _, c := range r.Env.Store.Collections(r.DB) {
 			if err := w.DropCollection(c.NS); err != nil {
 				return err
@@ -124,7 +124,7 @@ func runRename(ctx context.Context, r *Request) (bson.D, error) {
 			return nil, err
 		}
 	}
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.Env.Store.WriteExclusive(ctx, lockNS(from, to), func(w *storage.Writer) error {
 		if w.Collection(from) == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "Source collection %s does not exist", from)
 		}

@@ -207,7 +207,7 @@ func runDropIndexes(ctx context.Context, r *Request) (bson.D, error) {
 		was = -1 // the buckets' clustered _id is no index to mongod
 	}
 	var msg string
-	err = r.Env.Store.Write(func(w *storage.Writer) error {
+	err = r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns not found %s", ns)

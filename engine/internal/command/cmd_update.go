@@ -124,6 +124,7 @@ func runUpdate(ctx context.Context, r *Request) (bson.D, error) {
 	res := &writeResult{}
 	err = r.write(ctx, func(w *storage.Writer) error {
 		*res = writeResult{} // an attempt that waited runs again
+		r.op.restartStmts()
 		for i, st := range parsed {
 			if cerr := ctx.Err(); cerr != nil {
 				// maxTimeMS or a client gone: the remaining statements

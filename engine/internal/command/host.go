@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"math/big"
 	"slices"
 
@@ -237,7 +238,10 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 			return err
 		}
 	}
-	return h.r.Env.Store.Write(func(w *storage.Writer) error {
+	// Replacing the target is DDL: it waits behind the open transactions
+	// holding the target's documents, as mongod's rename with dropTarget
+	// does, until maxTimeMS.
+	err = h.r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		if w.Collection(ns) != nil {
 			if err := w.DropCollection(ns); err != nil {
 				return err
@@ -245,6 +249,13 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 		}
 		return w.RenameCollection(tmp, ns)
 	})
+	if err != nil {
+		drop()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return ctxErr(err)
+		}
+	}
+	return err
 }
 
 // checkTarget rejects writes of $out and $merge mongod refuses: system

@@ -37,19 +37,18 @@ type atomicMap struct {
 // after and whether it created the collection.
 // https://www.mongodb.com/docs/manual/core/index-creation/
 func runIndexBuild(ctx context.Context, r *Request, ns string, specs []index.Spec) (before, after int, created bool, err error) {
-	build, err := r.Env.Store.BeginIndexBuild(func(w *storage.Writer) (string, []index.Spec, error) {
-		c := w.Collection(ns)
-		if c == nil {
-			var err error
-			if c, err = w.CreateCollection(ns, nil); err != nil {
-				return "", nil, err
-			}
-			created = true
-		}
-		before = len(c.Indexes)
-		todo, err := specsToBuild(c, specs)
-		return ns, todo, err
+	// Starting a build on an existing collection waits behind the open
+	// transactions holding its documents, as mongod's exclusive lock at
+	// a build's start does.
+	var build *storage.IndexBuild
+	err = r.Env.Store.RetryExclusive(ctx, func() error {
+		var err error
+		build, err = r.Env.Store.BeginIndexBuild(r.prepareBuild(ns, specs, &before, &created))
+		return err
 	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return 0, 0, false, ctxErr(err)
+	}
 	if err != nil {
 		return 0, 0, false, writeErr(err)
 	}
@@ -174,5 +173,28 @@ func (e *Env) buildFields(r *Request) bson.D {
 	return bson.D{
 		{Key: "msg", Value: "Index Build: scanning collection"},
 		{Key: "progress", Value: bson.D{{Key: "done", Value: done}, {Key: "total", Value: total}}},
+	}
+}
+
+// prepareBuild is runIndexBuild's BeginIndexBuild step: it waits (through
+// storage.Writer.Exclusive) for transactions holding ns, creates ns when
+// missing and picks the specs still to build, noting the index count
+// before and whether it created the collection.
+func (r *Request) prepareBuild(ns string, specs []index.Spec, before *int, created *bool) func(w *storage.Writer) (string, []index.Spec, error) {
+	return func(w *storage.Writer) (string, []index.Spec, error) {
+		if err := w.Exclusive(lockNS(ns)); err != nil {
+			return "", nil, err
+		}
+		c := w.Collection(ns)
+		if c == nil {
+			var err error
+			if c, err = w.CreateCollection(ns, nil); err != nil {
+				return "", nil, err
+			}
+			*created = true
+		}
+		*before = len(c.Indexes)
+		todo, err := specsToBuild(c, specs)
+		return ns, todo, err
 	}
 }

@@ -353,7 +353,9 @@ func batchLen(v any) int {
 // writeProfile appends an entry to ns (creating it as a capped-like
 // collection) and drops the oldest entries past profileCap. It writes
 // through storage directly: user writes to system collections are refused
-// by the write commands, the profiler's are not.
+// by the write commands, the profiler's are not. No transaction can
+// write to a system collection, so no open transaction holds what it
+// writes: a plain Store.Write neither waits nor makes one fail at commit.
 //
 // Divergence: entries carry an _id (storage keeps an _id index on every
 // collection); mongod's system.profile entries have none.

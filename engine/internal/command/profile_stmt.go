@@ -62,6 +62,18 @@ func (op *opState) endStmt(m stmtMark, cmd bson.D, counts bson.D, err error) {
 	})
 }
 
+// restartStmts forgets the statements recorded so far: a write that
+// waited for a transaction runs all its statements again, and each must
+// have one profile entry, from the attempt that counted.
+func (op *opState) restartStmts() {
+	if op == nil || !op.profiled {
+		return
+	}
+	op.mu.Lock()
+	op.stmts = op.stmts[:0]
+	op.mu.Unlock()
+}
+
 // maxStmtProfiles bounds the statement entries one command keeps: the
 // largest write batch mongod accepts.
 const maxStmtProfiles = 100000

@@ -32,6 +32,8 @@ type sessionCache struct {
 	// timeout is localLogicalSessionTimeoutMinutes (sessionTimeout unless
 	// Config.SessionTimeout says otherwise); set before use.
 	timeout time.Duration
+	// max is maxSessions; tests lower it.
+	max int
 }
 
 // sessionRecord is one cached session.
@@ -45,7 +47,7 @@ func newSessionCache(timeout time.Duration) *sessionCache {
 	if timeout <= 0 {
 		timeout = sessionTimeout
 	}
-	return &sessionCache{m: map[string]*sessionRecord{}, timeout: timeout}
+	return &sessionCache{m: map[string]*sessionRecord{}, timeout: timeout, max: maxSessions}
 }
 
 // touch records a use of the session lsid now. It fails with
@@ -72,11 +74,12 @@ func (s *sessionCache) touch(lsid bson.Raw, now time.Time) error {
 		rec.lastUse = now
 		return nil
 	}
-	if len(s.m) >= maxSessions {
-		s.expire(now)
-		if len(s.m) >= maxSessions {
-			return mongoerr.Newf(mongoerr.Code(261), "Unable to add session into the cache because the number of active sessions is too high")
-		}
+	// A full cache refuses the new session, as mongod's does: it evicts
+	// nothing here (an evicted session's open transaction would keep its
+	// documents held). Sessions past their timeout leave the cache only
+	// through ReapSessions, which aborts their transactions first.
+	if len(s.m) >= s.max {
+		return mongoerr.New(mongoerr.TooManyLogicalSessions, "Unable to add session into the cache because the number of active sessions is too high")
 	}
 	s.m[k] = &sessionRecord{id: append([]byte(nil), id...), uid: append([]byte(nil), uid...), lastUse: now}
 	return nil

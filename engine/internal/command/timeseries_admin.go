@@ -65,7 +65,7 @@ func (r *Request) collModTimeseries(ctx context.Context, ts *tsColl) (bson.D, er
 		if ixSpec, err = ts.collModIndexSpec(r.Body, ixSpec); err != nil {
 			return nil, err
 		}
-		if reply, err = r.collModIndexOn(ts.bucketsNS, ixSpec); err != nil {
+		if reply, err = r.collModIndexOn(ctx, ts.bucketsNS, ixSpec); err != nil {
 			return nil, err
 		}
 	}

@@ -88,6 +88,12 @@ func (e *Env) expireIndex(ctx context.Context, ns, name string, path []string, d
 			if doc == nil || !expired(doc, path, cutoff) {
 				continue
 			}
+			// A document an open transaction holds is write-conflicted:
+			// mongod's TTL monitor skips it and deletes it on a later
+			// pass, rather than make the transaction fail at commit.
+			if w.Held(c, rid) {
+				continue
+			}
 			if err := w.Delete(c, rid, doc); err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"time"
@@ -251,8 +252,8 @@ func mustExtJSON(d bson.D) string {
 // collModValidation applies collMod's validation options to ns. It
 // returns NamespaceNotFound (26) when ns does not exist and
 // InvalidOptions (72) for a view.
-func (r *Request) collModValidation(ns string, changes map[string]*bson.E) error {
-	return r.Env.Store.Write(func(w *storage.Writer) error {
+func (r *Request) collModValidation(ctx context.Context, ns string, changes map[string]*bson.E) error {
+	return r.Env.Store.WriteExclusive(ctx, lockNS(ns), func(w *storage.Writer) error {
 		c := w.Collection(ns)
 		if c == nil {
 			return mongoerr.Newf(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns)

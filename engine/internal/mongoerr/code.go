@@ -116,6 +116,7 @@ const (
 	InvalidResumeToken                       Code = 260
 	ChangeStreamFatalError                   Code = 280
 	ChangeStreamHistoryLost                  Code = 286
+	TooManyLogicalSessions                   Code = 261
 )
 
 var names = map[Code]string{
@@ -227,6 +228,7 @@ var names = map[Code]string{
 	InvalidResumeToken:                       "InvalidResumeToken",
 	ChangeStreamFatalError:                   "ChangeStreamFatalError",
 	ChangeStreamHistoryLost:                  "ChangeStreamHistoryLost",
+	TooManyLogicalSessions:                   "TooManyLogicalSessions",
 }
 
 // Name returns the codeName MongoDB sends with c. Codes that MongoDB raises

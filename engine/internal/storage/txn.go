@@ -30,7 +30,10 @@ import (
 //	    through Store.WriteWait that meets a held document or key waits,
 //	    without the lock, until the holder commits or aborts, then runs
 //	    again (txnwait.go); one made through Store.Write commits, and the
-//	    holder fails at commit with WriteConflict.
+//	    holder fails at commit with WriteConflict. DDL goes through
+//	    Store.WriteExclusive, which waits while an open transaction holds
+//	    any document of the collections it changes (txnddl.go); the TTL
+//	    monitor skips held documents (Writer.Held).
 //	T4. Commit takes the write lock (Store.Write), checks again that no
 //	    held document changed, and replays each statement's write of each
 //	    document, in order, through the real Writer marked with
