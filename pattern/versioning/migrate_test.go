@@ -105,7 +105,7 @@ func TestMigrateKilledAtRandom(t *testing.T) {
 				t.Errorf("job %+v", j)
 			}
 			again, err := s.Migrate(ctx, MigrateOptions{})
-			if err != nil || !again.Finished || again.Resumed || again.Total != n || again.Done != n {
+			if err != nil || !again.Finished || again.Resumed {
 				t.Errorf("rerun after the end: %+v %v", again, err)
 			}
 		})
