@@ -89,7 +89,7 @@ func (o *oplogBuf) alloc(n int) []byte {
 		a = make([]byte, 0, opArenaChunk)
 	}
 	o.arena = a[:len(a)+n]
-	return a[len(a):len(a):len(a)+n]
+	return a[len(a) : len(a) : len(a)+n]
 }
 
 // pendingOp is one logged write: the leading fields of its oplog entry
