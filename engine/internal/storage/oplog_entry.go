@@ -25,10 +25,10 @@ func imagesEnabled(c *Collection) bool {
 func opFieldsSize(n int) int { return 10 + 9 + n + 25 }
 
 // opFields appends op, ns and ui, the leading fields of every entry, to a
-// buffer with room for extra more bytes (the rest of the entry), so that
-// building an entry allocates once.
-func opFields(op, ns string, uuid [16]byte, extra int) []byte {
-	d := make([]byte, 0, opFieldsSize(len(ns))+len(op)-1+extra)
+// buffer with room for extra more bytes (the rest of the entry), taken
+// from the Writer's oplog arena (oplogBuf.alloc).
+func (w *Writer) opFields(op, ns string, uuid [16]byte, extra int) []byte {
+	d := w.oplog.alloc(opFieldsSize(len(ns)) + len(op) - 1 + extra)
 	d = bsoncore.AppendStringElement(d, "op", op)
 	d = bsoncore.AppendStringElement(d, "ns", ns)
 	return bsoncore.AppendBinaryElement(d, "ui", bson.TypeBinaryUUID, uuid[:])
@@ -70,7 +70,7 @@ func (w *Writer) logInsert(c *Collection, doc bson.Raw) {
 	}
 	// One allocation holds the whole entry: o (doc) and o2 ({_id}).
 	id := docID(doc)
-	d := opFields("i", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
+	d := w.opFields("i", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
 	d = bsoncore.AppendDocumentElement(d, "o", doc)
 	d = appendDocKey(d, "o2", id)
 	w.addOp(d, nil, nil)
@@ -90,7 +90,7 @@ func (w *Writer) logUpdate(c *Collection, old, doc bson.Raw) {
 		return
 	}
 	id := docID(old)
-	d := opFields("u", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
+	d := w.opFields("u", c.NS, c.UUID, 3+len(doc)+4+docKeySize(id))
 	if replace {
 		d = bsoncore.AppendDocumentElement(d, "o", doc)
 	} else {
@@ -112,7 +112,7 @@ func (w *Writer) logDelete(c *Collection, doc bson.Raw) {
 		return
 	}
 	id := docID(doc)
-	d := opFields("d", c.NS, c.UUID, 3+docKeySize(id))
+	d := w.opFields("d", c.NS, c.UUID, 3+docKeySize(id))
 	d = appendDocKey(d, "o", id)
 	var pre bson.Raw
 	if imagesEnabled(c) {
@@ -127,7 +127,7 @@ func (w *Writer) logCommand(c *Collection, o, o2 []byte) {
 	if !logged(c) {
 		return
 	}
-	d := opFields("c", c.DB+".$cmd", c.UUID, 3+len(o)+4+len(o2))
+	d := w.opFields("c", c.DB+".$cmd", c.UUID, 3+len(o)+4+len(o2))
 	d = bsoncore.AppendDocumentElement(d, "o", o)
 	if o2 != nil {
 		d = bsoncore.AppendDocumentElement(d, "o2", o2)

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -97,7 +98,7 @@ func (w *Writer) stage(collID uint64, k []byte, rid int64) {
 		return
 	}
 	if p.staged == nil {
-		p.staged = map[string]int64{}
+		p.staged = stagedPool.Get().(map[string]int64)
 	}
 	p.staged[string(k)] = rid
 }
@@ -119,4 +120,19 @@ func (w *Writer) closeProbes() {
 		it.Close()
 	}
 	w.probe.iters = nil
+	if m := w.probe.staged; m != nil && len(m) <= maxPooledStaged {
+		clear(m)
+		stagedPool.Put(m)
+	}
+	w.probe.staged = nil
 }
+
+// stagedPool keeps the maps of staged unique keys between batches: an
+// insertMany of 1,000 documents otherwise grew a fresh map (and rehashed
+// it) several times per batch.
+var stagedPool = sync.Pool{New: func() any { return map[string]int64{} }}
+
+// maxPooledStaged bounds the maps stagedPool keeps, so that one huge batch
+// does not leave a large map (cleared in time proportional to its size)
+// behind for every later one.
+const maxPooledStaged = 1 << 14

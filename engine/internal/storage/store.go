@@ -126,6 +126,8 @@ func Open(opts Options) (*Store, error) {
 		po.FS = opts.fs
 	case opts.FS != nil:
 		po.FS = opts.FS
+	default:
+		po.FS = walFS{vfs.Default}
 	}
 	var guard *diskGuard
 	if opts.Dir != "" {
