@@ -132,40 +132,31 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 // reapCursors closes idle cursors, checking every minute or every tenth of
 // the timeout when that is shorter.
 func (db *DB) reapCursors(timeout time.Duration) {
-	defer db.reaped.Done()
-	every := time.Minute
-	if timeout > 0 && timeout/10 < every {
-		every = max(timeout/10, time.Millisecond)
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.stop:
-			return
-		case now := <-t.C:
-			db.env.Cursors.Expire(now)
-		}
-	}
+	db.reapEvery(time.Minute, timeout, db.env.Cursors.Expire)
 }
 
 // reapSessions ends expired logical sessions every five minutes (mongod's
 // logicalSessionRefreshMillis), or every tenth of the timeout when that
 // is shorter.
 func (db *DB) reapSessions(timeout time.Duration) {
+	db.reapEvery(5*time.Minute, timeout, db.env.ReapSessions)
+}
+
+// reapEvery calls reap every period, or every tenth of timeout when that
+// is shorter, until the database closes.
+func (db *DB) reapEvery(period, timeout time.Duration, reap func(now time.Time) int) {
 	defer db.reaped.Done()
-	every := 5 * time.Minute
-	if timeout > 0 && timeout/10 < every {
-		every = max(timeout/10, time.Millisecond)
+	if timeout > 0 && timeout/10 < period {
+		period = max(timeout/10, time.Millisecond)
 	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-db.stop:
 			return
 		case now := <-t.C:
-			db.env.ReapSessions(now)
+			reap(now)
 		}
 	}
 }

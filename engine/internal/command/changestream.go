@@ -147,17 +147,9 @@ func checkChangeStreamTarget(r *Request, p *aggregateParams, s changeStreamSpec)
 // starts with $changeStream. The cursor it returns is tailable: getMore
 // waits for new events (changestream_getmore.go).
 // https://www.mongodb.com/docs/v7.0/changeStreams/
-func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.D, error) {
-	if p.explain {
-		sections, err := changeStreamSections(ctx, r, p, plan.QueryPlanner)
-		if err != nil {
-			return nil, err
-		}
-		return explainReply(r, sections, r.Body), nil
-	}
-	if !p.haveCur {
-		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
-	}
+// openChangeStream parses a $changeStream aggregate's spec and stages,
+// checks its target, and returns the stream positioned at its start.
+func openChangeStream(r *Request, p *aggregateParams) (*changeStream, error) {
 	spec, err := parseChangeStreamSpec(p.stages[0].Index(0).Value())
 	if err != nil {
 		return nil, err
@@ -181,6 +173,24 @@ func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.
 		cs.db = ""
 	}
 	cs.start()
+	return cs, nil
+}
+
+func runChangeStream(ctx context.Context, r *Request, p *aggregateParams) (bson.D, error) {
+	if p.explain {
+		sections, err := changeStreamSections(ctx, r, p, plan.QueryPlanner)
+		if err != nil {
+			return nil, err
+		}
+		return explainReply(r, sections, r.Body), nil
+	}
+	if !p.haveCur {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
+	}
+	cs, err := openChangeStream(r, p)
+	if err != nil {
+		return nil, err
+	}
 	if err := cs.checkHistory(); err != nil {
 		return nil, changeStreamError(err)
 	}

@@ -37,29 +37,11 @@ var classicOperationTypes = bson.A{"insert", "update", "replace", "delete", "dro
 // number of events out of the whole pipeline.
 // https://www.mongodb.com/docs/v7.0/reference/explain-results/
 func changeStreamSections(ctx context.Context, r *Request, p *aggregateParams, verb plan.Verbosity) (bson.D, error) {
-	spec, err := parseChangeStreamSpec(p.stages[0].Index(0).Value())
+	cs, err := openChangeStream(r, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkChangeStreamTarget(r, p, spec); err != nil {
-		return nil, err
-	}
-	stages, split, err := agg.StripSplitLargeEvent(p.stages[1:])
-	if err != nil {
-		return nil, err
-	}
-	pl, err := agg.ParseChangeStream(stages, agg.Options{
-		DB: p.db, Coll: p.coll, Let: p.let, TempDir: r.Env.tempDir(), Limits: r.Env.aggLimits(),
-		Now: r.start, ClusterTime: r.Env.clock.current(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	cs := &changeStream{store: r.Env.Store, db: p.db, coll: p.coll, spec: spec, pl: pl, split: split, killed: make(chan struct{})}
-	if spec.allChanges {
-		cs.db = ""
-	}
-	cs.start()
+	spec, pl, split := cs.spec, cs.pl, cs.split
 	startTok := cs.pbrt
 	run := verb >= plan.ExecutionStats
 	start := time.Now()
