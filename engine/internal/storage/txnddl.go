@@ -48,8 +48,9 @@ func (w *Writer) Exclusive(lock func(c *Collection) bool) error {
 	return nil
 }
 
-// RetryExclusive runs attempt, and again each time it fails with an error
-// of Writer.Exclusive once the transaction named there has ended. It
+// RetryExclusive runs attempt, and again each time it fails because an
+// open transaction holds what it writes (Writer.Exclusive, or a Writer
+// that waits), once that transaction has ended. It
 // returns attempt's other results, or ctx's error when ctx ends first.
 func (s *Store) RetryExclusive(ctx context.Context, attempt func() error) error {
 	for {

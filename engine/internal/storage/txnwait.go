@@ -60,16 +60,5 @@ func (w *Writer) heldRecord(collID uint64, rid int64) bool {
 // must therefore be safe to run more than once, starting from scratch.
 // It returns ctx's error when ctx ends first.
 func (s *Store) WriteWait(ctx context.Context, fn func(w *Writer) error) error {
-	for {
-		err := s.write(fn, true)
-		var he *heldError
-		if !errors.As(err, &he) {
-			return err
-		}
-		select {
-		case <-he.t.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.RetryExclusive(ctx, func() error { return s.write(fn, true) })
 }
