@@ -70,9 +70,13 @@ type oplogBuf struct {
 	arena []byte
 }
 
-// opArenaChunk is the size of the chunks oplogBuf.alloc carves entries'
-// fields from.
-const opArenaChunk = 64 << 10
+// Chunk sizes for oplogBuf.alloc: the first chunk of a batch is small
+// (a single-document write logs a few hundred bytes), and each next one
+// doubles, up to opArenaChunk.
+const (
+	opArenaFirst = 1 << 10
+	opArenaChunk = 64 << 10
+)
 
 // alloc returns an empty buffer with capacity n for an entry's fields,
 // carved from a shared chunk: an insertMany of 1,000 documents otherwise
@@ -86,7 +90,8 @@ func (o *oplogBuf) alloc(n int) []byte {
 	}
 	a := o.arena
 	if cap(a)-len(a) < n {
-		a = make([]byte, 0, opArenaChunk)
+		size := min(max(2*cap(a), opArenaFirst), opArenaChunk)
+		a = make([]byte, 0, max(size, n))
 	}
 	o.arena = a[:len(a)+n]
 	return a[len(a) : len(a) : len(a)+n]
