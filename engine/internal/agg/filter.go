@@ -71,53 +71,39 @@ func compileFilter(filter bson.Raw, sc *expr.Scope, vars []letVar, now time.Time
 // readsWhole reports whether the filter document d holds an operator
 // that reads the whole document ($jsonSchema, $where, $text) at a
 // position the query language allows them (the top level, under $and,
-// $or, $nor), so no stage that changes a field may run after it.
+// $or, $nor), so no stage that changes a field may run after it. Past
+// the depth limit it answers true, the safe side.
 func readsWhole(d bson.Raw, depth int) bool {
-	if depth > expr.MaxDepth {
-		return true
-	}
-	for _, el := range mustElems(d) {
-		switch el.Key() {
-		case "$jsonSchema", "$where", "$text":
-			return true
-		case "$and", "$or", "$nor":
-			arr, ok := el.Value().ArrayOK()
-			if !ok {
-				continue
-			}
-			vals, _ := arr.Values()
-			for _, v := range vals {
-				if sub, ok := v.DocumentOK(); ok && readsWhole(sub, depth+1) {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return hasTopLevel(d, depth, true, func(k string) bool {
+		return k == "$jsonSchema" || k == "$where" || k == "$text"
+	})
 }
 
 // hasExpr reports whether the filter document d holds $expr at a position
 // the query language allows (the top level, under $and, $or, $nor).
 func hasExpr(d bson.Raw, depth int) bool {
+	return hasTopLevel(d, depth, false, func(k string) bool { return k == "$expr" })
+}
+
+// hasTopLevel reports whether the filter document d holds an operator
+// match accepts at the top level or under $and, $or and $nor, at any
+// depth up to expr.MaxDepth; past it, it answers deep.
+func hasTopLevel(d bson.Raw, depth int, deep bool, match func(key string) bool) bool {
 	if depth > expr.MaxDepth {
-		return false
+		return deep
 	}
-	elems, err := d.Elements()
-	if err != nil {
-		return false
-	}
-	for _, el := range elems {
-		switch el.Key() {
-		case "$expr":
+	for _, el := range mustElems(d) {
+		switch k := el.Key(); {
+		case match(k):
 			return true
-		case "$and", "$or", "$nor":
+		case k == "$and" || k == "$or" || k == "$nor":
 			arr, ok := el.Value().ArrayOK()
 			if !ok {
 				continue
 			}
 			vals, _ := arr.Values()
 			for _, v := range vals {
-				if sub, ok := v.DocumentOK(); ok && hasExpr(sub, depth+1) {
+				if sub, ok := v.DocumentOK(); ok && hasTopLevel(sub, depth+1, deep, match) {
 					return true
 				}
 			}
