@@ -46,6 +46,17 @@ type Options struct {
 	// cost a block read and decompression each. Zero means 256 MiB;
 	// Pebble allocates it as it fills, so small databases use less.
 	CacheSize int64
+	// ExecutionTickets is how many reads and writes (find, getMore,
+	// aggregate, count, distinct, explain; insert, update, delete,
+	// findAndModify) execute at once, as mongod's execution tickets; the
+	// others wait in a queue, a waiting read ahead of a waiting write, so
+	// that reads keep their latency when more clients than CPUs write.
+	// Writes hold at most half the tickets, and are not limited when no
+	// read has run for 10 ms. An operation waiting for a WAL sync or a
+	// transaction gives its ticket back meanwhile. Zero
+	// means twice GOMAXPROCS; negative means no limit. serverStatus
+	// reports the queues under queues.execution.
+	ExecutionTickets int
 	// EnableTestCommands turns on configureFailPoint and its failpoints
 	// (failCommand), as mongod's --setParameter enableTestCommands=1;
 	// off, the command answers CommandNotFound.
@@ -118,6 +129,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		EnableTestCommands: opts.EnableTestCommands,
 		RAMLog:             ram,
 		Auth:               opts.Auth,
+		Tickets:            opts.ExecutionTickets,
 	})
 	db := &DB{store: st, env: env, srv: server.New(env, opts.Logger), stop: make(chan struct{}), tls: opts.TLSConfig}
 	env.Config.OnShutdown = func() { db.Close() }

@@ -29,6 +29,8 @@ type serveOptions struct {
 	TLSCertFile, TLSKeyFile, TLSCAFile string
 	// Auth turns on access control (mongod's --auth).
 	Auth bool
+	// ExecutionTickets is engine.Options.ExecutionTickets.
+	ExecutionTickets int
 }
 
 func newServeCmd(env Env) *cobra.Command {
@@ -81,6 +83,7 @@ Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 1 on error, 2 on usage e
 	f.StringVar(&o.TLSKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file (may be the same file)")
 	f.StringVar(&o.TLSCAFile, "tls-ca-file", "", "PEM CA certificates that verify client certificates when clients present one")
 	f.BoolVar(&o.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256/SCRAM-SHA-1) and enforce users' roles; create the first user from localhost")
+	f.IntVar(&o.ExecutionTickets, "execution-tickets", 0, "reads and writes that execute at once; the rest queue, reads first (default twice the CPUs, -1 for no limit)")
 	f.BoolVar(&o.EnableTestCommands, "enable-test-commands", false, "enable configureFailPoint (failCommand) for testing drivers' retries, as mongod's enableTestCommands")
 	return c
 }
@@ -142,6 +145,7 @@ func runServe(env Env, o *serveOptions) error {
 		Logger:     log,
 		CacheSize:  int64(o.CacheSize),
 
+		ExecutionTickets:   o.ExecutionTickets,
 		EnableTestCommands: o.EnableTestCommands,
 		TLSConfig:          tlsConfig,
 		Auth:               o.Auth,

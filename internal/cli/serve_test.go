@@ -96,14 +96,19 @@ func TestServeRefusesTakenPort(t *testing.T) {
 }
 
 // TestServeEndToEnd starts formwork serve on disk, writes through the
-// driver, stops it with a signal, starts it again and reads the data.
+// driver, stops it with a signal, starts it again (with
+// --execution-tickets, which serverStatus reports) and reads the data.
 func TestServeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 2; round++ {
 		addr := freeAddr(t)
 		env, _, errb, stop := testEnv()
 		done := make(chan int, 1)
-		go func() { done <- Main([]string{"serve", "--dbpath", dir, "--listen", addr}, env) }()
+		args := []string{"serve", "--dbpath", dir, "--listen", addr}
+		if round == 1 {
+			args = append(args, "--execution-tickets", "3")
+		}
+		go func() { done <- Main(args, env) }()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr))
 		if err != nil {
@@ -117,6 +122,13 @@ func TestServeEndToEnd(t *testing.T) {
 		} else {
 			if n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: "kept"}}); err != nil || n != 1 {
 				t.Fatalf("after restart: %d %v", n, err)
+			}
+			status, err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Raw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, ok := status.Lookup("queues", "execution", "read", "totalTickets").AsInt64OK(); !ok || n != 3 {
+				t.Fatalf("--execution-tickets 3: queues.execution = %v", status.Lookup("queues", "execution"))
 			}
 		}
 		client.Disconnect(ctx)

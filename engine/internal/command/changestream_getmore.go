@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"github.com/formworkdb/formwork/engine/internal/admission"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -46,13 +47,16 @@ func changeStreamGetMore(ctx context.Context, r *Request, c *Cursor, cs *changeS
 		if len(cs.queue) > 0 || cs.invalidated {
 			break
 		}
+		resume := admission.Suspend(ctx)
 		select {
 		case <-changed:
+			resume()
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
 		case <-cs.killed:
 		}
+		resume()
 		break
 	}
 	batch := cs.take(int(batchSize))

@@ -186,7 +186,7 @@ func (e *Env) dispatch(ctx context.Context, conn *Conn, body bson.Raw) (bson.D, 
 			return nil, err
 		}
 	}
-	reply, err := e.runFailCommand(ctx, r, run)
+	reply, err := e.runAdmitted(ctx, r, run)
 	if err == nil {
 		e.afterAuthorized(r, reply)
 	}

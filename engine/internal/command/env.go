@@ -2,6 +2,7 @@ package command
 
 import (
 	"crypto/rand"
+	"github.com/formworkdb/formwork/engine/internal/admission"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,9 @@ type Config struct {
 	// OnShutdown closes the engine; the shutdown command calls it on its
 	// own goroutine. Nil makes shutdown unavailable.
 	OnShutdown func()
+	// Tickets is how many reads and writes execute at once (admission.go);
+	// 0 means twice GOMAXPROCS, negative means no limit.
+	Tickets int
 }
 
 // Env is the state shared by every connection of one engine. It is safe
@@ -65,8 +69,9 @@ type Env struct {
 	builds    buildsByRequest // index builds in progress, for currentOp (index_build.go)
 	sessions  *sessionCache
 	fail      *failPoints // configureFailPoint's failpoints
-	fsync     fsyncLock   // fsync lock: true
-	top       topStats    // the top command's figures
+	gate      *admission.Gate
+	fsync     fsyncLock // fsync lock: true
+	top       topStats  // the top command's figures
 	// shuttingDown is set by the shutdown command: new commands fail.
 	shuttingDown atomic.Bool
 
@@ -106,6 +111,7 @@ func NewEnv(st *storage.Store, cfg Config) *Env {
 		inprog:    newInProgress(),
 		sessions:  newSessionCache(cfg.SessionTimeout),
 		fail:      newFailPoints(),
+		gate:      newGate(cfg.Tickets),
 		users:     newUserStore(st),
 		clock:     logicalClock{src: st.Clock()},
 	}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"github.com/formworkdb/formwork/engine/internal/admission"
 	"strconv"
 	"time"
 
@@ -111,12 +112,15 @@ func failCommandFire(ctx context.Context, r *Request, data bson.Raw, closeConn, 
 		}
 		r.Env.log.Info("Blocking command via 'failCommand' failpoint", "command", r.Name, "blockTimeMS", ms)
 		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		resume := admission.Suspend(ctx)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			resume()
 			return ctx.Err()
 		}
+		resume()
 		r.Env.log.Info("Unblocking command via 'failCommand' failpoint", "command", r.Name)
 	}
 	if closeConn {

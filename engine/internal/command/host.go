@@ -171,7 +171,7 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 	db, _ := storage.SplitNS(ns)
 	tmp := db + ".tmp.agg_out." + randomSuffix()
 	old := h.r.Env.Store.Collection(ns)
-	err := h.r.Env.Store.Write(func(w *storage.Writer) error {
+	err := h.r.Env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 		var opts bson.Raw
 		if old != nil {
 			opts = old.Options
@@ -200,7 +200,7 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 		return err
 	}
 	drop := func() {
-		_ = h.r.Env.Store.Write(func(w *storage.Writer) error { return w.DropCollection(tmp) })
+		_ = h.r.Env.Store.WriteContext(ctx, func(w *storage.Writer) error { return w.DropCollection(tmp) })
 	}
 	done := false
 	for !done {
@@ -221,7 +221,7 @@ func (h *aggHost) ReplaceCollection(ctx context.Context, ns string, docs agg.Sou
 			}
 			batch = append(batch, d)
 		}
-		err := h.r.Env.Store.Write(func(w *storage.Writer) error {
+		err := h.r.Env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 			c := w.Collection(tmp)
 			for _, d := range batch {
 				if err := h.r.validateWrite(c, nil, d); err != nil {

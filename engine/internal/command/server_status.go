@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/formworkdb/formwork/engine/internal/admission"
 )
 
 // maxConnections is the connection limit serverStatus reports as
@@ -258,6 +260,12 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 			}},
 		}},
 	}
+	if e.gate != nil {
+		d = append(d, bson.E{Key: "queues", Value: bson.D{{Key: "execution", Value: bson.D{
+			{Key: "read", Value: ticketStats(e.gate.Stats(admission.Read))},
+			{Key: "write", Value: ticketStats(e.gate.Stats(admission.Write))},
+		}}}})
+	}
 	if !e.Config.Standalone {
 		d = append(d, bson.E{Key: "repl", Value: bson.D{
 			{Key: "hosts", Value: bson.A{e.Config.Host}},
@@ -269,4 +277,25 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 		}})
 	}
 	return d, nil
+}
+
+// ticketStats is one class of serverStatus queues.execution, as mongod
+// 7.0 reports its read and write tickets. Formwork's two classes share
+// one pool (admission.go), so available and totalTickets are the pool's.
+func ticketStats(s admission.ClassStats) bson.D {
+	return bson.D{
+		{Key: "out", Value: s.Out},
+		{Key: "available", Value: s.Available},
+		{Key: "totalTickets", Value: s.TotalTickets},
+		{Key: "addedToQueue", Value: s.AddedToQueue},
+		{Key: "removedFromQueue", Value: s.RemovedFromQueue},
+		{Key: "queueLength", Value: s.QueueLength},
+		{Key: "startedProcessing", Value: s.StartedProcessing},
+		{Key: "processing", Value: s.Processing},
+		{Key: "finishedProcessing", Value: s.FinishedProcessing},
+		{Key: "totalTimeProcessingMicros", Value: s.TotalTimeProcessingMicros},
+		{Key: "canceled", Value: s.Canceled},
+		{Key: "newAdmissions", Value: s.NewAdmissions},
+		{Key: "totalTimeQueuedMicros", Value: s.TotalTimeQueuedMicros},
+	}
 }

@@ -92,7 +92,7 @@ func (r *Request) insertTimeseries(ctx context.Context, ts *tsColl, docs []bson.
 		ms = append(ms, m)
 	}
 	if len(ms) > 0 {
-		if err := r.Env.Store.Write(func(w *storage.Writer) error {
+		if err := r.Env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 			return r.Env.appendMeasurements(ctx, w, ts, ms)
 		}); err != nil {
 			return nil, err

@@ -55,7 +55,7 @@ func (h *aggHost) ReplaceTimeseries(ctx context.Context, ns string, opts bson.Ra
 	tmpName := "tmp.agg_out." + randomSuffix()
 	tmp := &tsColl{ns: db + "." + tmpName, bucketsNS: db + "." + bucketsPrefix + tmpName, opts: o, expire: expire}
 	view, buckets := tsCatalogOptions(o, expire, nil)
-	err := env.Store.Write(func(w *storage.Writer) error {
+	err := env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 		if _, err := w.CreateCollection(tmp.bucketsNS, buckets); err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (h *aggHost) ReplaceTimeseries(ctx context.Context, ns string, opts bson.Ra
 		return err
 	}
 	drop := func() {
-		_ = env.Store.Write(func(w *storage.Writer) error {
+		_ = env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 			_ = w.DropCollection(tmp.bucketsNS)
 			return w.DropCollection(tmp.ns)
 		})
@@ -114,12 +114,12 @@ func (h *aggHost) ReplaceTimeseries(ctx context.Context, ns string, opts bson.Ra
 		if len(ms) == 0 {
 			continue
 		}
-		if err := env.Store.Write(func(w *storage.Writer) error { return env.appendMeasurements(ctx, w, tmp, ms) }); err != nil {
+		if err := env.Store.WriteContext(ctx, func(w *storage.Writer) error { return env.appendMeasurements(ctx, w, tmp, ms) }); err != nil {
 			drop()
 			return err
 		}
 	}
-	return env.Store.Write(func(w *storage.Writer) error {
+	return env.Store.WriteContext(ctx, func(w *storage.Writer) error {
 		for _, n := range []string{ns, db + "." + bucketsPrefix + coll} {
 			if w.Collection(n) != nil {
 				if err := w.DropCollection(n); err != nil {

@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/formworkdb/formwork/engine/internal/admission"
 )
 
 // Write runs fn with a Writer while holding the store's write lock, then
@@ -16,18 +19,34 @@ import (
 // Pebble's WAL writer syncs everything queued when a sync starts (group
 // commit, I8). Write is safe for concurrent use; fn runs on the calling
 // goroutine and must not call Write.
-func (s *Store) Write(fn func(w *Writer) error) error { return s.write(fn, false) }
+func (s *Store) Write(fn func(w *Writer) error) error {
+	return s.write(context.Background(), fn, false)
+}
+
+// WriteContext is Write for an operation that holds an admission ticket
+// in ctx (package admission): it gives the ticket back while it waits for
+// its WAL sync. ctx does not cancel the write.
+func (s *Store) WriteContext(ctx context.Context, fn func(w *Writer) error) error {
+	return s.write(ctx, fn, false)
+}
 
 // write is Write; wait makes the Writer stop at documents held by open
-// transactions (WriteWait).
-func (s *Store) write(fn func(w *Writer) error, wait bool) error {
+// transactions (WriteWait). The operation's admission ticket in ctx, if
+// any, is given back while it waits for the WAL sync, so that the sync
+// gathers every writer that committed meanwhile (group commit) however
+// few tickets there are. A writer waiting for the lock keeps its ticket:
+// writes hold at most half of them.
+func (s *Store) write(ctx context.Context, fn func(w *Writer) error, wait bool) error {
 	b, err := s.apply(fn, wait)
 	if b == nil {
 		return err
 	}
 	defer s.syncing.Done()
 	defer b.Close()
-	if err := b.SyncWait(); err != nil {
+	resume := admission.Suspend(ctx)
+	err = b.SyncWait()
+	resume()
+	if err != nil {
 		return s.wrapCommitErr(err, true)
 	}
 	return nil

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"errors"
+
+	"github.com/formworkdb/formwork/engine/internal/admission"
 )
 
 // DDL (drop, dropDatabase, renameCollection, collMod, createIndexes and
@@ -59,9 +61,14 @@ func (s *Store) RetryExclusive(ctx context.Context, attempt func() error) error 
 		if !errors.As(err, &he) {
 			return err
 		}
+		// The wait gives back the operation's admission ticket: the
+		// transaction may need one to finish.
+		resume := admission.Suspend(ctx)
 		select {
 		case <-he.t.done:
+			resume()
 		case <-ctx.Done():
+			resume()
 			return ctx.Err()
 		}
 	}

@@ -60,5 +60,5 @@ func (w *Writer) heldRecord(collID uint64, rid int64) bool {
 // must therefore be safe to run more than once, starting from scratch.
 // It returns ctx's error when ctx ends first.
 func (s *Store) WriteWait(ctx context.Context, fn func(w *Writer) error) error {
-	return s.RetryExclusive(ctx, func() error { return s.write(fn, true) })
+	return s.RetryExclusive(ctx, func() error { return s.write(ctx, fn, true) })
 }
