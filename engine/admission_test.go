@@ -103,3 +103,45 @@ func TestAdmissionWaitersGiveTicketsBack(t *testing.T) {
 		t.Fatalf("queues.execution = %+v", status.Queues.Execution)
 	}
 }
+
+// TestFsyncLockedWritersLeaveTicketsToReads: under fsyncLock, writes wait
+// for the write lock; however many wait, and however few tickets there
+// are, reads go on (mongodump reads while backups hold the lock).
+func TestFsyncLockedWritersLeaveTicketsToReads(t *testing.T) {
+	t.Parallel()
+	_, client := testenv.Engine(t, engine.Options{ExecutionTickets: 2})
+	ctx := ctxT(t)
+	c := client.Database("test").Collection("locked")
+	if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	admin := client.Database("admin")
+	if err := admin.RunCommand(ctx, bson.D{{Key: "fsync", Value: 1}, {Key: "lock", Value: true}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 6
+	done := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: i + 1}})
+			done <- err
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let the writers block on the lock
+	for range 3 {
+		if n, err := c.CountDocuments(ctx, bson.D{}); err != nil || n != 1 {
+			t.Fatalf("read under fsyncLock with %d writers waiting: %d %v", writers, n, err)
+		}
+	}
+	if err := admin.RunCommand(ctx, bson.D{{Key: "fsyncUnlock", Value: 1}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range writers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.CountDocuments(ctx, bson.D{}); err != nil || n != writers+1 {
+		t.Fatalf("after fsyncUnlock: %d %v", n, err)
+	}
+}

@@ -52,8 +52,8 @@ type Options struct {
 	// others wait in a queue, a waiting read ahead of a waiting write, so
 	// that reads keep their latency when more clients than CPUs write.
 	// Writes hold at most half the tickets, and are not limited when no
-	// read has run for 10 ms. An operation waiting for a WAL sync or a
-	// transaction gives its ticket back meanwhile. Zero
+	// read has run for 10 ms. An operation waiting for the write lock, a
+	// WAL sync or a transaction gives its ticket back meanwhile. Zero
 	// means twice GOMAXPROCS; negative means no limit. serverStatus
 	// reports the queues under queues.execution.
 	ExecutionTickets int

@@ -25,27 +25,30 @@ func (s *Store) Write(fn func(w *Writer) error) error {
 
 // WriteContext is Write for an operation that holds an admission ticket
 // in ctx (package admission): it gives the ticket back while it waits for
-// its WAL sync. ctx does not cancel the write.
+// the write lock, holds the lock and waits for its WAL sync. ctx does not
+// cancel the write.
 func (s *Store) WriteContext(ctx context.Context, fn func(w *Writer) error) error {
 	return s.write(ctx, fn, false)
 }
 
 // write is Write; wait makes the Writer stop at documents held by open
 // transactions (WriteWait). The operation's admission ticket in ctx, if
-// any, is given back while it waits for the WAL sync, so that the sync
-// gathers every writer that committed meanwhile (group commit) however
-// few tickets there are. A writer waiting for the lock keeps its ticket:
-// writes hold at most half of them.
+// any, is given back from before it waits for the write lock until its
+// WAL sync is done: waiting uses no CPU, writers blocked on the lock
+// (fsyncLock holds it for as long as a backup takes) must not keep the
+// tickets from reads, the sync must gather every writer that committed
+// meanwhile (group commit) however few tickets there are, and the one
+// writer holding the lock must never queue for a ticket.
 func (s *Store) write(ctx context.Context, fn func(w *Writer) error, wait bool) error {
+	resume := admission.Suspend(ctx)
+	defer resume()
 	b, err := s.apply(fn, wait)
 	if b == nil {
 		return err
 	}
 	defer s.syncing.Done()
 	defer b.Close()
-	resume := admission.Suspend(ctx)
 	err = b.SyncWait()
-	resume()
 	if err != nil {
 		return s.wrapCommitErr(err, true)
 	}
