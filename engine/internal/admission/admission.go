@@ -79,9 +79,14 @@ type queue struct {
 
 func (q *queue) len() int { return len(q.ws) - q.head }
 
+// push appends w. Once half the slice is popped it moves the waiters
+// left to its front, so a queue that never empties under steady load
+// does not grow without bound.
 func (q *queue) push(w *waiter) {
-	if q.head > 0 && q.head == len(q.ws) {
-		q.ws, q.head = q.ws[:0], 0
+	if q.head > 0 && q.head >= len(q.ws)/2 {
+		n := copy(q.ws, q.ws[q.head:])
+		clear(q.ws[n:])
+		q.ws, q.head = q.ws[:n], 0
 	}
 	q.ws = append(q.ws, w)
 }
@@ -127,14 +132,6 @@ func New(size int) *Gate {
 		return nil
 	}
 	return &Gate{size: size, writeCap: (size + 1) / 2}
-}
-
-// Size is the number of tickets; 0 for a nil Gate.
-func (g *Gate) Size() int {
-	if g == nil {
-		return 0
-	}
-	return g.size
 }
 
 // Ticket is one operation's admission. Its methods are for the one
