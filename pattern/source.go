@@ -17,6 +17,18 @@ type BatchApplier interface {
 	ApplyMany(ctx context.Context, cs []Change) error
 }
 
+// Settler is implemented by a Dependent that writes its copy from a read
+// of other documents (a subset window refilled from the newest
+// children). Two writers that change different documents can then both
+// commit on what they read before the other's write: snapshot isolation
+// orders only writes to one document (write skew), and without
+// transactions nothing orders them at all. Settle, called with each
+// change once its write is over (after the commit), reads again what that
+// change could have left stale and rewrites it by compare-and-set.
+type Settler interface {
+	Settle(ctx context.Context, c Change) error
+}
+
 // Source is a collection of documents of type C with the Dependents
 // derived from it. Each of its writes changes the source document and
 // then applies the Change to every Dependent, inside one transaction where
@@ -52,8 +64,21 @@ func (s *Source[C]) EnsureIndexes(ctx context.Context) error {
 
 // Applied hands a write the application already made on the source to
 // every Dependent: for code that cannot route its writes through the
-// Source, and for change-stream-driven maintenance.
+// Source, and for change-stream-driven maintenance. Outside a session it
+// also settles the change (see Settled); a caller that runs it inside
+// its own transaction calls Settled after committing.
 func (s *Source[C]) Applied(ctx context.Context, c Change) error {
+	if err := s.apply(ctx, c); err != nil {
+		return err
+	}
+	if mongo.SessionFromContext(ctx) != nil {
+		return nil
+	}
+	return s.Settled(ctx, c)
+}
+
+// apply hands c to every Dependent.
+func (s *Source[C]) apply(ctx context.Context, c Change) error {
 	for _, d := range s.deps {
 		if err := d.Apply(ctx, c); err != nil {
 			return fmt.Errorf("%s: %s %v applied to the source, not to this copy (run Check with repair): %w",
@@ -63,8 +88,28 @@ func (s *Source[C]) Applied(ctx context.Context, c Change) error {
 	return nil
 }
 
+// Settled hands changes whose writes are over (committed) to every
+// Dependent that is a Settler, so that a copy written from a read that a
+// concurrent writer made stale is read and written again. Source's own
+// writes call it after their transaction commits.
+func (s *Source[C]) Settled(ctx context.Context, cs ...Change) error {
+	for _, d := range s.deps {
+		st, ok := d.(Settler)
+		if !ok {
+			continue
+		}
+		for _, c := range cs {
+			if err := st.Settle(ctx, c); err != nil {
+				return fmt.Errorf("%s: settling %s %v (run Check with repair): %w", d.Name(), c.Op, c.ID(), err)
+			}
+		}
+	}
+	return nil
+}
+
 // AppliedMany hands several writes already made to every Dependent,
-// through ApplyMany where a Dependent has it.
+// through ApplyMany where a Dependent has it, and settles them as Applied
+// does.
 func (s *Source[C]) AppliedMany(ctx context.Context, cs []Change) error {
 	if len(cs) == 0 {
 		return nil
@@ -85,7 +130,10 @@ func (s *Source[C]) AppliedMany(ctx context.Context, cs []Change) error {
 				d.Name(), len(cs), err)
 		}
 	}
-	return nil
+	if mongo.SessionFromContext(ctx) != nil {
+		return nil
+	}
+	return s.Settled(ctx, cs...)
 }
 
 // atomic runs fn in a transaction where the deployment has them.
@@ -105,7 +153,7 @@ func (s *Source[C]) Insert(ctx context.Context, child C) (any, error) {
 		if _, err := s.coll.InsertOne(ctx, doc); err != nil {
 			return err
 		}
-		return s.Applied(ctx, Change{Op: Insert, After: doc})
+		return s.apply(ctx, Change{Op: Insert, After: doc})
 	})
 	if err != nil {
 		return nil, err
@@ -150,6 +198,7 @@ func (s *Source[C]) InsertMany(ctx context.Context, children []C) ([]any, error)
 // parent field is a move to another parent. It wraps ErrNotFound.
 func (s *Source[C]) Update(ctx context.Context, id any, update any) (C, error) {
 	var out C
+	var change Change
 	err := s.atomic(ctx, func(ctx context.Context) error {
 		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
 			return s.coll.FindOneAndUpdate(ctx, Unchanged(id, before), update,
@@ -161,9 +210,13 @@ func (s *Source[C]) Update(ctx context.Context, id any, update any) (C, error) {
 		if err := bson.Unmarshal(after, &out); err != nil {
 			return err
 		}
-		return s.Applied(ctx, Change{Op: Update, Before: before, After: after})
+		change = Change{Op: Update, Before: before, After: after}
+		return s.apply(ctx, change)
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, s.Settled(ctx, change)
 }
 
 // Replace replaces the source document id with child (whose _id, if set,
@@ -174,7 +227,8 @@ func (s *Source[C]) Replace(ctx context.Context, id any, child C) error {
 	if err != nil {
 		return err
 	}
-	return s.atomic(ctx, func(ctx context.Context) error {
+	var change Change
+	err = s.atomic(ctx, func(ctx context.Context) error {
 		before, after, err := s.swap(ctx, id, func(before bson.Raw) (*mongo.SingleResult, error) {
 			return s.coll.FindOneAndReplace(ctx, Unchanged(id, before), bson.Raw(doc),
 				options.FindOneAndReplace().SetReturnDocument(options.After)), nil
@@ -182,14 +236,20 @@ func (s *Source[C]) Replace(ctx context.Context, id any, child C) error {
 		if err != nil {
 			return err
 		}
-		return s.Applied(ctx, Change{Op: Update, Before: before, After: after})
+		change = Change{Op: Update, Before: before, After: after}
+		return s.apply(ctx, change)
 	})
+	if err != nil {
+		return err
+	}
+	return s.Settled(ctx, change)
 }
 
 // Delete deletes the source document id and applies the delete to every
 // Dependent. It returns the deleted document and wraps ErrNotFound.
 func (s *Source[C]) Delete(ctx context.Context, id any) (C, error) {
 	var out C
+	var change Change
 	err := s.atomic(ctx, func(ctx context.Context) error {
 		gone, err := s.coll.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
 		if errors.Is(err, mongo.ErrNoDocuments) {
@@ -201,9 +261,13 @@ func (s *Source[C]) Delete(ctx context.Context, id any) (C, error) {
 		if err := bson.Unmarshal(gone, &out); err != nil {
 			return err
 		}
-		return s.Applied(ctx, Change{Op: Delete, Before: gone})
+		change = Change{Op: Delete, Before: gone}
+		return s.apply(ctx, change)
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, s.Settled(ctx, change)
 }
 
 // Get reads the source document id. It wraps ErrNotFound.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/formworkdb/formwork/internal/testenv"
 	"github.com/formworkdb/formwork/pattern"
@@ -101,4 +102,74 @@ func TestSourceChanges(t *testing.T) {
 	if rec.ops[pattern.Insert] != 3 || rec.ops[pattern.Update] != 81 || rec.ops[pattern.Delete] != 1 {
 		t.Fatalf("ops %v", rec.ops)
 	}
+}
+
+// settler is a recorder that is also a Settler: it records the changes
+// settled, and whether each came inside a session (it must not).
+type settler struct {
+	recorder
+	settled   []pattern.Op
+	inSession int
+}
+
+func (s *settler) Settle(ctx context.Context, c pattern.Change) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settled = append(s.settled, c.Op)
+	if mongo.SessionFromContext(ctx) != nil {
+		s.inSession++
+	}
+	return nil
+}
+
+// TestSourceSettles checks that every write of a Source, and Applied,
+// hands its change to a Settler once the write is over, outside the
+// transaction, and that Applied inside the caller's session leaves the
+// settling to the caller.
+func TestSourceSettles(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.Database(t)
+	st := &settler{}
+	src := pattern.NewSource[item](db.Collection("items"), st)
+	if _, err := src.Insert(ctx, item{ID: "a", N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Update(ctx, "a", bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Replace(ctx, "a", item{ID: "a", N: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Applied(ctx, pattern.Change{Op: pattern.Delete, Before: bson.Raw(mustMarshal(t, item{ID: "b"}))}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := db.Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(ctx)
+	if err := src.Applied(mongo.NewSessionContext(ctx, sess), pattern.Change{Op: pattern.Delete, Before: bson.Raw(mustMarshal(t, item{ID: "c"}))}); err != nil {
+		t.Fatal(err)
+	}
+	want := []pattern.Op{pattern.Update, pattern.Update, pattern.Delete, pattern.Delete}
+	if len(st.settled) != len(want) || st.inSession != 0 {
+		t.Fatalf("settled %v (%d in a session), want %v outside", st.settled, st.inSession, want)
+	}
+	for i := range want {
+		if st.settled[i] != want[i] {
+			t.Fatalf("settled %v, want %v", st.settled, want)
+		}
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := bson.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

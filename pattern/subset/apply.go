@@ -316,3 +316,76 @@ func (w *Window[P, C]) parentExists(ctx context.Context, parent any) (bool, erro
 	n, err := w.parents.CountDocuments(ctx, bson.D{{Key: "_id", Value: parent}}, options.Count().SetLimit(1))
 	return n == 1, err
 }
+
+// Settle reads the windows a finished edit, move or delete of one child
+// could have left stale, and refills them (pattern.Settler). A refill
+// writes the window from a read of the children; an edit of a child that
+// is not in the window writes the child alone. Two such writers touch
+// different documents, so neither a transaction's snapshot nor a
+// compare-and-set orders them, and the refill can embed the child as it
+// was before the edit. Settling after both are over closes that gap:
+//
+//   - an edit in place reads the window again and refills it when it
+//     holds another version of the child (one read when it holds none);
+//   - a delete, a move or a new time refills the windows concerned
+//     whenever they differ from the newest children (two reads).
+//
+// Inserts need nothing: an insert and a refill both write the window.
+// Without transactions there is nothing to settle either: each write of
+// a child already reads the window after it, and each refill reads the
+// children it embedded after writing them (see refill).
+func (w *Window[P, C]) Settle(ctx context.Context, c pattern.Change) error {
+	tx, err := pattern.Transactions(ctx, w.client())
+	if err != nil || !tx {
+		return err
+	}
+	switch c.Op {
+	case pattern.Update:
+		err = w.settleUpdate(ctx, c.Before, c.After)
+	case pattern.Delete:
+		if c.Before != nil {
+			err = w.settleRefill(ctx, c.Before.Lookup(w.cfg.Parent), nil)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("subset: settle %v %v: %w", c.Op, c.ID(), err)
+	}
+	return nil
+}
+
+// settleUpdate settles one edit or move of a child.
+func (w *Window[P, C]) settleUpdate(ctx context.Context, before, after bson.Raw) error {
+	if before == nil || after == nil || w.cfg.checkChild(after) != nil {
+		return nil
+	}
+	id := after.Lookup("_id")
+	from, to := before.Lookup(w.cfg.Parent), after.Lookup(w.cfg.Parent)
+	if from.Equal(to) && before.Lookup(w.cfg.Time).Equal(after.Lookup(w.cfg.Time)) {
+		was, err := w.copyOf(before)
+		if err != nil {
+			return err
+		}
+		now, err := w.copyOf(after)
+		if err != nil || bytes.Equal(was, now) {
+			return err
+		}
+		return w.settleRefill(ctx, to, &id)
+	}
+	if err := w.settleRefill(ctx, from, nil); err != nil {
+		return err
+	}
+	if from.Equal(to) {
+		return nil
+	}
+	return w.settleRefill(ctx, to, &id)
+}
+
+// settleRefill is refill for Settle: a parent deleted meanwhile has no
+// window to settle.
+func (w *Window[P, C]) settleRefill(ctx context.Context, parent bson.RawValue, only *bson.RawValue) error {
+	_, err := w.refill(ctx, parent, only)
+	if errors.Is(err, ErrParentNotFound) {
+		return nil
+	}
+	return err
+}

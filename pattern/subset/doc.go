@@ -101,6 +101,18 @@
 //     window is refilled. (Not inside a transaction, where that gap does
 //     not exist, and not for AddMany's batches: a bulk load that races
 //     edits of the children it is loading relies on Check/Repair.)
+//   - A refill that wrote reads the children it embedded once more, and
+//     refills again when one changed or went away meanwhile: an edit of
+//     a child outside the window writes no window, so the refill's
+//     compare-and-set alone cannot see it.
+//   - With transactions, a refill and an edit of a child outside the
+//     window still write different documents, and snapshot isolation
+//     lets both commit (write skew). So once Edit, Move or Delete has
+//     committed, it settles (Window.Settle, a pattern.Settler): it reads
+//     the window again outside the transaction and refills it when it
+//     holds a stale copy. A Source settles its writes the same way;
+//     Source.Applied called inside the caller's own transaction leaves
+//     that to the caller, through Source.Settled after the commit.
 //   - An Add racing a DeleteParent finds no parent for its push and takes
 //     its child back (ErrParentNotFound), so no child outlives its parent
 //     under Refuse or Cascade.

@@ -8,6 +8,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/formworkdb/formwork/pattern"
 )
 
 // Refill rebuilds the window of parent from the child collection and
@@ -31,49 +33,164 @@ func (w *Window[P, C]) Refill(ctx context.Context, parent any) (bool, error) {
 // The array is read before the children: a child write that the children
 // read misses is followed by its own window write, which either lands
 // before this compare-and-set (which then fails and reads again) or after
-// it (and applies itself to the array this refill wrote).
+// it (and applies itself to the array this refill wrote). A child write
+// that finds its child outside the window writes no window, though, and
+// the refill may then embed the child as it was. So, outside a
+// transaction, a refill that wrote reads the children it embedded again,
+// and refills again while any of them changed meanwhile. Inside the
+// caller's transaction that read would see the same snapshot; the caller
+// settles after its commit instead (Settle).
+//
+// Called without a session where the deployment has transactions, each
+// attempt reads the array and the children in one transaction, so that
+// a stream of concurrent inserts, each changing both, cannot make every
+// attempt compare two different moments.
 func (w *Window[P, C]) refill(ctx context.Context, parent any, only *bson.RawValue) (bool, error) {
-	for range maxAttempts {
-		doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
-			options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			if only != nil {
-				return false, nil // the parent went away: nothing embeds the child
-			}
-			return false, fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
-		}
-		if err != nil {
-			return false, err
-		}
-		stored, lerr := doc.LookupErr(w.cfg.Array)
-		if only != nil && !holds(stored, *only) {
-			return false, nil
-		}
-		top, err := w.newest(ctx, parent)
-		if err != nil {
-			return false, err
-		}
-		if sameArray(stored, top) {
-			return false, nil
-		}
-		cas := bson.D{{Key: "_id", Value: parent}}
-		if lerr == nil {
-			cas = append(cas, bson.E{Key: w.cfg.Array, Value: stored})
-		} else {
-			cas = append(cas, bson.E{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}})
-		}
-		res, err := w.parents.UpdateOne(ctx, cas, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Array, Value: rawArray(top)}}}})
-		if err != nil {
-			return false, err
-		}
-		if res.MatchedCount == 1 {
-			return true, nil
-		}
-		if err := ctx.Err(); err != nil {
+	inSession := mongo.SessionFromContext(ctx) != nil
+	if only != nil && !inSession {
+		// The usual case of an edit or delete: the window does not hold
+		// the child, and one read says so without a transaction.
+		held, err := w.holds(ctx, parent, *only)
+		if err != nil || !held {
 			return false, err
 		}
 	}
-	return false, ErrContention
+	changed := false
+	for range maxAttempts {
+		var r refillResult
+		var err error
+		if inSession {
+			r, err = w.refillOnce(ctx, parent, only)
+		} else {
+			_, err = pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+				r, err = w.refillOnce(ctx, parent, only)
+				return err
+			})
+		}
+		if err != nil {
+			return changed, err
+		}
+		if !r.wrote && !r.missed {
+			return changed, nil
+		}
+		if r.wrote {
+			changed = true
+			if inSession {
+				return true, nil
+			}
+			ok, err := w.current(ctx, parent, r.top)
+			if err != nil || ok {
+				return true, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return changed, err
+		}
+	}
+	return changed, ErrContention
+}
+
+// refillResult is the outcome of one refill attempt: whether it wrote
+// the array, or lost its compare-and-set to another writer, and the
+// copies it compared the array with.
+type refillResult struct {
+	wrote, missed bool
+	top           []bson.Raw
+}
+
+// refillOnce is one attempt of refill.
+func (w *Window[P, C]) refillOnce(ctx context.Context, parent any, only *bson.RawValue) (refillResult, error) {
+	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
+		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		if only != nil {
+			return refillResult{}, nil // the parent went away: nothing embeds the child
+		}
+		return refillResult{}, fmt.Errorf("%w: _id %v", ErrParentNotFound, parent)
+	}
+	if err != nil {
+		return refillResult{}, err
+	}
+	stored, lerr := doc.LookupErr(w.cfg.Array)
+	if only != nil && !holdsID(stored, *only) {
+		return refillResult{}, nil
+	}
+	top, err := w.newest(ctx, parent)
+	if err != nil {
+		return refillResult{}, err
+	}
+	if sameArray(stored, top) {
+		return refillResult{top: top}, nil
+	}
+	cas := bson.D{{Key: "_id", Value: parent}}
+	if lerr == nil {
+		cas = append(cas, bson.E{Key: w.cfg.Array, Value: stored})
+	} else {
+		cas = append(cas, bson.E{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}})
+	}
+	res, err := w.parents.UpdateOne(ctx, cas, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Array, Value: rawArray(top)}}}})
+	if err != nil {
+		return refillResult{}, err
+	}
+	return refillResult{wrote: res.MatchedCount == 1, missed: res.MatchedCount == 0, top: top}, nil
+}
+
+// holds reports whether parent's window holds a copy with _id id (false
+// for a parent that does not exist).
+func (w *Window[P, C]) holds(ctx context.Context, parent any, id bson.RawValue) (bool, error) {
+	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
+		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return holdsID(doc.Lookup(w.cfg.Array), id), nil
+}
+
+// current reports whether the children whose copies a refill embedded
+// still exist, under parent, with those copies: one query by _id.
+func (w *Window[P, C]) current(ctx context.Context, parent any, copies []bson.Raw) (bool, error) {
+	pv, err := rawValue(parent)
+	if err != nil {
+		return false, err
+	}
+	if len(copies) == 0 {
+		return true, nil
+	}
+	ids := make(bson.A, len(copies))
+	want := make(map[string]bson.Raw, len(copies))
+	for i, c := range copies {
+		id := c.Lookup("_id")
+		ids[i] = id
+		want[string(rune(id.Type))+string(id.Value)] = c
+	}
+	cur, err := w.children.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return false, err
+	}
+	defer cur.Close(ctx)
+	seen := 0
+	for cur.Next(ctx) {
+		id := cur.Current.Lookup("_id")
+		c, ok := want[string(rune(id.Type))+string(id.Value)]
+		if !ok {
+			continue
+		}
+		now, err := w.copyOf(cur.Current)
+		if err != nil {
+			return false, err
+		}
+		if !sameDoc(now, c) || w.cfg.checkChild(cur.Current) != nil || !cur.Current.Lookup(w.cfg.Parent).Equal(pv) {
+			return false, nil
+		}
+		seen++
+	}
+	if err := cur.Err(); err != nil {
+		return false, err
+	}
+	return seen == len(copies), nil
 }
 
 // rawArray turns copies into an array value.
@@ -111,8 +228,8 @@ func (w *Window[P, C]) childrenOf(parent any) bson.D {
 	return bson.D{{Key: w.cfg.Parent, Value: parent}, {Key: w.cfg.Time, Value: bson.D{{Key: "$gte", Value: w.cfg.timeFloor()}}}}
 }
 
-// holds reports whether the stored array has an element with _id id.
-func holds(arr bson.RawValue, id bson.RawValue) bool {
+// holdsID reports whether the stored array has an element with _id id.
+func holdsID(arr bson.RawValue, id bson.RawValue) bool {
 	vals, ok := arr.ArrayOK()
 	if !ok {
 		return false
@@ -165,4 +282,16 @@ func sameDoc(a, b bson.Raw) bool {
 		}
 	}
 	return true
+}
+
+// rawValue returns v as a raw BSON value (v may already be one).
+func rawValue(v any) (bson.RawValue, error) {
+	if rv, ok := v.(bson.RawValue); ok {
+		return rv, nil
+	}
+	t, data, err := bson.MarshalValue(v)
+	if err != nil {
+		return bson.RawValue{}, err
+	}
+	return bson.RawValue{Type: t, Value: data}, nil
 }

@@ -50,7 +50,12 @@ type fixture struct {
 
 func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
-	db := testenv.Database(t)
+	return newFixtureIn(t, testenv.Database(t), cfg)
+}
+
+// newFixtureIn is newFixture on the database db.
+func newFixtureIn(t testing.TB, db *mongo.Database, cfg Config) *fixture {
+	t.Helper()
 	f := &fixture{db: db, products: db.Collection("products"), reviews: db.Collection("reviews")}
 	w, err := New[Product, Review](f.products, f.reviews, cfg)
 	if err != nil {

@@ -197,13 +197,13 @@ func (w *Window[P, C]) Move(ctx context.Context, id any, to any) (C, error) {
 // edit is Edit and Move: a compare-and-set update of the child that
 // yields its exact before and after images, then the window's update.
 func (w *Window[P, C]) edit(ctx context.Context, id any, update any) (bson.Raw, error) {
-	var after bson.Raw
+	var before, after bson.Raw
 	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
-		before, a, err := w.swap(ctx, id, update)
+		b, a, err := w.swap(ctx, id, update)
 		if err != nil {
 			return err
 		}
-		after = a
+		before, after = b, a
 		err = w.cfg.checkChild(after)
 		if err == nil {
 			err = w.applyUpdate(ctx, before, after)
@@ -216,7 +216,20 @@ func (w *Window[P, C]) edit(ctx context.Context, id any, update any) (bson.Raw, 
 		}
 		return nil
 	})
-	return after, err
+	if err != nil {
+		return after, err
+	}
+	return after, w.settle(ctx, pattern.Change{Op: pattern.Update, Before: before, After: after})
+}
+
+// settle runs Settle once a write of the Window's own is over, unless
+// the write ran in the caller's session: the caller then settles after
+// its commit.
+func (w *Window[P, C]) settle(ctx context.Context, c pattern.Change) error {
+	if mongo.SessionFromContext(ctx) != nil {
+		return nil
+	}
+	return w.Settle(ctx, c)
 }
 
 // swap updates the child id only while it is as read, retrying when
@@ -285,6 +298,9 @@ func (w *Window[P, C]) Delete(ctx context.Context, id any) (C, error) {
 		return out, fmt.Errorf("subset: delete: child deleted, window not refilled (run Check with repair): %w", err)
 	}
 	if err != nil {
+		return out, fmt.Errorf("subset: delete: %w", err)
+	}
+	if err := w.settle(ctx, pattern.Change{Op: pattern.Delete, Before: gone}); err != nil {
 		return out, fmt.Errorf("subset: delete: %w", err)
 	}
 	if err := bson.Unmarshal(gone, &out); err != nil {
