@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // BenchmarkCommit measures acknowledged insertOne calls from 1, 8 and 32
@@ -30,26 +32,10 @@ func BenchmarkCommit(b *testing.B) {
 // benchDiskSync measures one small write plus fdatasync per operation,
 // cycling through a preallocated 16 MiB file so that no write extends it.
 func benchDiskSync(b *testing.B) {
-	const size, stride = 16 << 20, 4096
-	f, err := os.Create(filepath.Join(b.TempDir(), "sync"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(make([]byte, size)); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	rec := make([]byte, 128)
+	f := syncFile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rec[0] = byte(i)
-		if _, err := f.WriteAt(rec, int64(i*stride)%size); err != nil {
-			b.Fatal(err)
-		}
-		if err := fdatasync(f); err != nil {
+		if err := syncOnce(f, i); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,12 +44,72 @@ func benchDiskSync(b *testing.B) {
 	b.ReportMetric(rate, "syncs/s")
 }
 
+// syncFile creates the preallocated file benchDiskSync writes.
+func syncFile(b *testing.B) *os.File {
+	b.Helper()
+	f, err := os.Create(filepath.Join(b.TempDir(), "sync"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	if _, err := f.Write(make([]byte, syncFileSize)); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+const syncFileSize, syncStride = 16 << 20, 4096
+
+// syncOnce is operation i of benchDiskSync: a 128-byte write, then
+// fdatasync.
+func syncOnce(f *os.File, i int) error {
+	var rec [128]byte
+	rec[0] = byte(i)
+	if _, err := f.WriteAt(rec[:], int64(i*syncStride)%syncFileSize); err != nil {
+		return err
+	}
+	return fdatasync(f)
+}
+
+// syncRate runs syncOnce for d and returns the rate. The disk's rate
+// drifts by a third within a minute here, so a durable benchmark measures
+// it just before and just after itself, and compares with their mean.
+func syncRate(b *testing.B, f *os.File, d time.Duration) float64 {
+	b.Helper()
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		if err := syncOnce(f, n); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
 // benchInsertClients inserts b.N small documents from clients concurrent
 // clients, each insert acknowledged on its own.
+//
+// A durable run also reports the writes one log sync carried
+// ("writes/sync", from serverStatus) and compares its rate with the
+// disk's synced-write rate measured just before and after it
+// ("x-of-sync-here"; "x-of-sync" is against storage=sync, run first).
 func benchInsertClients(b *testing.B, durable bool, clients int) {
-	c := perfEngine(b, durable).Database("bench").Collection("c")
+	client := perfEngine(b, durable)
+	c := client.Database("bench").Collection("c")
 	if err := c.Database().CreateCollection(context.Background(), "c"); err != nil {
 		b.Fatal(err)
+	}
+	var sf *os.File
+	var syncBefore float64
+	var logBefore bson.Raw
+	if durable {
+		sf = syncFile(b)
+		syncBefore = syncRate(b, sf, 500*time.Millisecond)
+		logBefore = walLog(b, client)
 	}
 	cpu := startCPU()
 	elapsed := runClients(b, clients, func(ctx context.Context, _, i int) error {
@@ -75,10 +121,31 @@ func benchInsertClients(b *testing.B, durable bool, clients int) {
 	b.ReportMetric(rate, "inserts/s")
 	recordPerf(fmt.Sprintf("insert/%s/%d", storageName(durable), clients), rate)
 	if durable {
+		logAfter := walLog(b, client)
+		delta := func(name string) float64 {
+			return float64(logAfter.Lookup(name).AsInt64() - logBefore.Lookup(name).AsInt64())
+		}
+		if syncs := delta("log sync operations"); syncs > 0 {
+			b.ReportMetric(delta("log write operations")/syncs, "writes/sync")
+			b.ReportMetric(delta("log sync time duration (usecs)")/syncs, "µs/sync")
+		}
+		b.StopTimer()
+		syncAfter := syncRate(b, sf, 500*time.Millisecond)
+		b.ReportMetric(rate/((syncBefore+syncAfter)/2), "x-of-sync-here")
 		reportRatio(b, rate, "sync", "x-of-sync")
 		reportRatio(b, rate, "insert/disk/1", "x-of-1-disk-client")
 		reportRatio(b, rate, fmt.Sprintf("insert/mem/%d", clients), "x-of-mem")
 	}
+}
+
+// walLog returns serverStatus's wiredTiger.log section.
+func walLog(b *testing.B, client *mongo.Client) bson.Raw {
+	b.Helper()
+	raw, err := client.Database("admin").RunCommand(context.Background(), bson.D{{Key: "serverStatus", Value: 1}}).Raw()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw.Lookup("wiredTiger", "log").Document()
 }
 
 // BenchmarkInsertMany measures insertMany of 1,000-document batches in

@@ -99,6 +99,15 @@ func TestServerStatusSections(t *testing.T) {
 	if num(after, "mem", "resident") <= 0 || num(after, "mem", "virtual") <= 0 {
 		t.Errorf("mem: %v", after.Lookup("mem"))
 	}
+	// The three writes (insertMany, updateMany, deleteOne) each waited
+	// for a log sync of their own: nothing ran beside them.
+	logDelta := func(name string) int64 {
+		return num(after, "wiredTiger", "log", name) - num(before, "wiredTiger", "log", name)
+	}
+	if w, s, us, b := logDelta("log write operations"), logDelta("log sync operations"),
+		logDelta("log sync time duration (usecs)"), logDelta("log bytes written"); w != 3 || s < 3 || us <= 0 || b <= 0 {
+		t.Errorf("log: %d writes, %d syncs in %d µs, %d bytes; want 3 writes, at least 3 syncs", w, s, us, b)
+	}
 	if num(after, "wiredTiger", "cache", "maximum bytes configured") != 256<<20 {
 		t.Errorf("cache: %v", after.Lookup("wiredTiger", "cache"))
 	}

@@ -186,6 +186,7 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 	host, _ := os.Hostname()
 	res, virt := residentMiB(&ms)
 	cs := e.Store.CacheStats()
+	wal := e.Store.WALStats()
 	disk := e.Store.Disk()
 	d := bson.D{
 		{Key: "host", Value: host},
@@ -254,6 +255,15 @@ func runServerStatus(ctx context.Context, r *Request) (bson.D, error) {
 				{Key: "pages written from cache", Value: cs.Flushes + cs.Compactions},
 			}},
 			{Key: "block-manager", Value: bson.D{{Key: "bytes on disk", Value: int64(cs.DiskBytes)}}},
+			// The write-ahead log: durable writes (log write
+			// operations) and the fdatasyncs that carried them, several
+			// writes per sync under concurrency (group commit).
+			{Key: "log", Value: bson.D{
+				{Key: "log write operations", Value: wal.Commits},
+				{Key: "log sync operations", Value: wal.Syncs},
+				{Key: "log sync time duration (usecs)", Value: wal.SyncMicros},
+				{Key: "log bytes written", Value: int64(wal.BytesWritten)},
+			}},
 			{Key: "formwork", Value: bson.D{
 				{Key: "disk available bytes", Value: int64(disk.AvailBytes)},
 				{Key: "writes refused: disk full", Value: disk.Full},

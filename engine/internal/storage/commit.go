@@ -119,6 +119,7 @@ func (s *Store) apply(fn func(w *Writer) error, wait bool) (*pebble.Batch, error
 	if len(w.pending) > 0 {
 		s.publish(w.pending)
 	}
+	s.commits.Add(1)
 	s.syncing.Add(1)
 	return w.b, nil
 }

@@ -35,3 +35,31 @@ func (s *Store) CacheStats() CacheStats {
 		DiskBytes:       m.DiskSpaceUsage(),
 	}
 }
+
+// WALStats are the write-ahead log's figures, the part of WiredTiger's
+// serverStatus log section that Pebble's log can answer. Commits divided
+// by Syncs is how many writes one sync carried (group commit).
+type WALStats struct {
+	// Commits counts the durable writes that waited for a log sync.
+	Commits int64
+	// Syncs counts the log's fdatasyncs, and SyncMicros the time they
+	// took; both stay zero for a store on another file system than the
+	// operating system's (tests).
+	Syncs, SyncMicros int64
+	// BytesWritten is what the log wrote, record framing included.
+	BytesWritten uint64
+}
+
+// WALStats returns the log's figures; zero for an in-memory store. It
+// reads Pebble's metrics, which takes Pebble's mutex briefly.
+func (s *Store) WALStats() WALStats {
+	if !s.durable || s.closed.Load() {
+		return WALStats{}
+	}
+	st := WALStats{Commits: s.commits.Load(), BytesWritten: s.db.Metrics().WAL.BytesWritten}
+	if s.wal != nil {
+		st.Syncs = s.wal.syncs.Load()
+		st.SyncMicros = s.wal.syncNanos.Load() / 1000
+	}
+	return st
+}

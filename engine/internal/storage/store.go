@@ -93,6 +93,10 @@ type Store struct {
 	// syncing counts commits that left wmu and wait for their WAL sync
 	// (I3); Close waits for them.
 	syncing sync.WaitGroup
+	// wal counts the write-ahead log's syncs (walFS), and commits the
+	// durable writes that waited for one.
+	wal     *walStats
+	commits atomic.Int64
 }
 
 type pebbleLogger struct{ l *slog.Logger }
@@ -117,6 +121,7 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 func Open(opts Options) (*Store, error) {
 	po := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
 	tune(po, opts.CacheSize, opts.Dir != "")
+	wal := &walStats{}
 	dir := opts.Dir
 	switch {
 	case dir == "":
@@ -127,7 +132,7 @@ func Open(opts Options) (*Store, error) {
 	case opts.FS != nil:
 		po.FS = opts.FS
 	default:
-		po.FS = walFS{vfs.Default}
+		po.FS = walFS{FS: vfs.Default, stats: wal}
 	}
 	var guard *diskGuard
 	if opts.Dir != "" {
@@ -138,7 +143,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard, cacheSize: po.CacheSize}
+	s := &Store{db: db, durable: opts.Dir != "", lastRID: map[uint64]int64{}, nextCollID: 1, disk: guard, cacheSize: po.CacheSize, wal: wal}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err

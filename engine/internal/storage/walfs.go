@@ -2,6 +2,8 @@ package storage
 
 import (
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -34,7 +36,16 @@ var walZeros = make([]byte, 64<<10)
 // only. Open flushes the replayed logs before it creates a new one, so a
 // log ending in zeros never becomes an older log. If writing the zeros
 // fails (a full disk), the file is written as Pebble would write it.
-type walFS struct{ vfs.FS }
+type walFS struct {
+	vfs.FS
+	stats *walStats
+}
+
+// walStats counts the log's syncs and the time they took, for
+// serverStatus (WALStats).
+type walStats struct {
+	syncs, syncNanos atomic.Int64
+}
 
 // isWAL reports whether Pebble creates the named file for its
 // write-ahead log.
@@ -48,7 +59,7 @@ func (fs walFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, e
 	if err != nil || !isWAL(name, category) {
 		return f, err
 	}
-	return &walFile{File: f}, nil
+	return &walFile{File: f, stats: fs.stats}, nil
 }
 
 // ReuseForWrite reuses a recycled log, whose length is already written.
@@ -61,7 +72,7 @@ func (fs walFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCat
 	if err != nil {
 		return f, nil // written as Pebble writes it
 	}
-	return &walFile{File: f, size: st.Size()}, nil
+	return &walFile{File: f, size: st.Size(), stats: fs.stats}, nil
 }
 
 // walFile is a log file written sequentially from its start; size is the
@@ -71,6 +82,18 @@ type walFile struct {
 	off    int64 // where the next Write lands
 	size   int64
 	failed bool // zero extension failed once: stop trying
+	stats  *walStats
+}
+
+// SyncData syncs the log (a commit's fdatasync) and counts it.
+func (f *walFile) SyncData() error {
+	start := time.Now()
+	err := f.File.SyncData()
+	if f.stats != nil {
+		f.stats.syncs.Add(1)
+		f.stats.syncNanos.Add(int64(time.Since(start)))
+	}
+	return err
 }
 
 // Write writes p at the end of what was written, first extending the
