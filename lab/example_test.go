@@ -21,5 +21,5 @@ func ExampleRun() {
 	}
 	// Output:
 	// subset buys: product page: documents examined 6 → 1 docs (6.0× fewer)
-	// subset charges: delete a review (refill): round trips 1 → 4.6 (4.6× more)
+	// subset charges: delete a review (refill): round trips 1 → 5.6 (5.6× more)
 }

@@ -41,7 +41,7 @@ func (w *Window[P, C]) Apply(ctx context.Context, c pattern.Change) error {
 	case pattern.Update:
 		err = w.applyUpdate(ctx, c.Before, c.After)
 	case pattern.Delete:
-		err = w.applyDelete(ctx, c.Before)
+		_, err = w.applyDelete(ctx, c.Before)
 	default:
 		err = fmt.Errorf("unknown op %v", c.Op)
 	}
@@ -301,14 +301,14 @@ func (w *Window[P, C]) editInPlace(ctx context.Context, parent, id bson.RawValue
 
 // applyDelete refills the window of a deleted child's parent when it
 // holds the child's copy. A $pull alone would leave N-1 copies while the
-// parent has more children.
-func (w *Window[P, C]) applyDelete(ctx context.Context, before bson.Raw) error {
+// parent has more children. It returns the copies the refill wrote (nil
+// when the window did not hold the child).
+func (w *Window[P, C]) applyDelete(ctx context.Context, before bson.Raw) ([]bson.Raw, error) {
 	if before == nil {
-		return errors.New("delete without the deleted document")
+		return nil, errors.New("delete without the deleted document")
 	}
 	id := before.Lookup("_id")
-	_, err := w.refill(ctx, before.Lookup(w.cfg.Parent), &id)
-	return err
+	return w.refillTop(ctx, before.Lookup(w.cfg.Parent), &id)
 }
 
 // parentExists reports whether a parent document with _id parent exists.
@@ -326,7 +326,8 @@ func (w *Window[P, C]) parentExists(ctx context.Context, parent any) (bool, erro
 // was before the edit. Settling after both are over closes that gap:
 //
 //   - an edit in place reads the window again and refills it when it
-//     holds another version of the child (one read when it holds none);
+//     holds another version of the child (one read when it holds none,
+//     or holds this edit's copy);
 //   - a delete, a move or a new time refills the windows concerned
 //     whenever they differ from the newest children (two reads).
 //
@@ -344,7 +345,7 @@ func (w *Window[P, C]) Settle(ctx context.Context, c pattern.Change) error {
 		err = w.settleUpdate(ctx, c.Before, c.After)
 	case pattern.Delete:
 		if c.Before != nil {
-			err = w.settleRefill(ctx, c.Before.Lookup(w.cfg.Parent), nil)
+			err = w.settleDelete(ctx, c.Before, nil, false)
 		}
 	}
 	if err != nil {
@@ -369,6 +370,21 @@ func (w *Window[P, C]) settleUpdate(ctx context.Context, before, after bson.Raw)
 		if err != nil || bytes.Equal(was, now) {
 			return err
 		}
+		// One read settles the usual case: the window holds no copy
+		// of the child, or holds this edit's copy (a later edit
+		// settles itself).
+		doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: to}},
+			options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		held, ok := copyIn(doc.Lookup(w.cfg.Array), id)
+		if !ok || sameDoc(held, now) {
+			return nil
+		}
 		return w.settleRefill(ctx, to, &id)
 	}
 	if err := w.settleRefill(ctx, from, nil); err != nil {
@@ -378,6 +394,70 @@ func (w *Window[P, C]) settleUpdate(ctx context.Context, before, after bson.Raw)
 		return nil
 	}
 	return w.settleRefill(ctx, to, &id)
+}
+
+// settleDelete settles the delete of the child before. A delete whose
+// window did not hold the child wrote no window, so only a refill racing
+// it can have embedded the child since: one read of the window says
+// whether it holds the child. A delete that refilled the window (known
+// when refilled is true, with the copies it wrote in top) may have
+// embedded a child edited meanwhile: one read of those children says
+// whether they still have their copies. Not knowing which (a Source's
+// delete), both reads are made, the second against the window as read.
+// Either finding refills the window.
+func (w *Window[P, C]) settleDelete(ctx context.Context, before bson.Raw, top []bson.Raw, known bool) error {
+	parent, id := before.Lookup(w.cfg.Parent), before.Lookup("_id")
+	if known && top != nil {
+		ok, err := w.current(ctx, parent, top)
+		if err != nil || ok {
+			return err
+		}
+		return w.settleRefill(ctx, parent, nil)
+	}
+	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
+		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	stored := doc.Lookup(w.cfg.Array)
+	if holdsID(stored, id) {
+		return w.settleRefill(ctx, parent, &id)
+	}
+	if known {
+		return nil
+	}
+	var copies []bson.Raw
+	if vals, ok := stored.ArrayOK(); ok {
+		elems, _ := vals.Values()
+		for _, e := range elems {
+			if d, ok := e.DocumentOK(); ok {
+				copies = append(copies, d)
+			}
+		}
+	}
+	ok, err := w.current(ctx, parent, copies)
+	if err != nil || ok {
+		return err
+	}
+	return w.settleRefill(ctx, parent, nil)
+}
+
+// copyIn returns the copy with _id id in the stored array, if any.
+func copyIn(arr bson.RawValue, id bson.RawValue) (bson.Raw, bool) {
+	vals, ok := arr.ArrayOK()
+	if !ok {
+		return nil, false
+	}
+	elems, _ := vals.Values()
+	for _, e := range elems {
+		if d, ok := e.DocumentOK(); ok && d.Lookup("_id").Equal(id) {
+			return d, true
+		}
+	}
+	return nil, false
 }
 
 // settleRefill is refill for Settle: a parent deleted meanwhile has no

@@ -46,16 +46,23 @@ func (w *Window[P, C]) Refill(ctx context.Context, parent any) (bool, error) {
 // a stream of concurrent inserts, each changing both, cannot make every
 // attempt compare two different moments.
 func (w *Window[P, C]) refill(ctx context.Context, parent any, only *bson.RawValue) (bool, error) {
+	top, err := w.refillTop(ctx, parent, only)
+	return top != nil, err
+}
+
+// refillTop is refill returning the copies it wrote (nil when it wrote
+// nothing; an empty window is a non-nil empty slice).
+func (w *Window[P, C]) refillTop(ctx context.Context, parent any, only *bson.RawValue) ([]bson.Raw, error) {
 	inSession := mongo.SessionFromContext(ctx) != nil
 	if only != nil && !inSession {
 		// The usual case of an edit or delete: the window does not hold
 		// the child, and one read says so without a transaction.
 		held, err := w.holds(ctx, parent, *only)
 		if err != nil || !held {
-			return false, err
+			return nil, err
 		}
 	}
-	changed := false
+	var wrote []bson.Raw
 	for range maxAttempts {
 		var r refillResult
 		var err error
@@ -68,26 +75,29 @@ func (w *Window[P, C]) refill(ctx context.Context, parent any, only *bson.RawVal
 			})
 		}
 		if err != nil {
-			return changed, err
+			return wrote, err
 		}
 		if !r.wrote && !r.missed {
-			return changed, nil
+			return wrote, nil
 		}
 		if r.wrote {
-			changed = true
+			wrote = r.top
+			if wrote == nil {
+				wrote = []bson.Raw{}
+			}
 			if inSession {
-				return true, nil
+				return wrote, nil
 			}
 			ok, err := w.current(ctx, parent, r.top)
 			if err != nil || ok {
-				return true, err
+				return wrote, err
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return changed, err
+			return wrote, err
 		}
 	}
-	return changed, ErrContention
+	return wrote, ErrContention
 }
 
 // refillResult is the outcome of one refill attempt: whether it wrote
@@ -230,17 +240,8 @@ func (w *Window[P, C]) childrenOf(parent any) bson.D {
 
 // holdsID reports whether the stored array has an element with _id id.
 func holdsID(arr bson.RawValue, id bson.RawValue) bool {
-	vals, ok := arr.ArrayOK()
-	if !ok {
-		return false
-	}
-	elems, _ := vals.Values()
-	for _, e := range elems {
-		if d, ok := e.DocumentOK(); ok && d.Lookup("_id").Equal(id) {
-			return true
-		}
-	}
-	return false
+	_, ok := copyIn(arr, id)
+	return ok
 }
 
 // sameArray reports whether the stored array holds exactly the copies in

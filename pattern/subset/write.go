@@ -280,8 +280,9 @@ func (w *Window[P, C]) undo(ctx context.Context, id any, before, after bson.Raw,
 func (w *Window[P, C]) Delete(ctx context.Context, id any) (C, error) {
 	var out C
 	var gone bson.Raw
+	var top []bson.Raw
 	deleted := false
-	_, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
+	transacted, err := pattern.Atomic(ctx, w.client(), func(ctx context.Context) error {
 		deleted = false
 		var err error
 		gone, err = w.children.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
@@ -292,7 +293,8 @@ func (w *Window[P, C]) Delete(ctx context.Context, id any) (C, error) {
 			return err
 		}
 		deleted = true
-		return w.applyDelete(ctx, gone)
+		top, err = w.applyDelete(ctx, gone)
+		return err
 	})
 	if err != nil && deleted {
 		return out, fmt.Errorf("subset: delete: child deleted, window not refilled (run Check with repair): %w", err)
@@ -300,8 +302,11 @@ func (w *Window[P, C]) Delete(ctx context.Context, id any) (C, error) {
 	if err != nil {
 		return out, fmt.Errorf("subset: delete: %w", err)
 	}
-	if err := w.settle(ctx, pattern.Change{Op: pattern.Delete, Before: gone}); err != nil {
-		return out, fmt.Errorf("subset: delete: %w", err)
+	if transacted {
+		// Settle, knowing whether the transaction refilled the window.
+		if err := w.settleDelete(ctx, gone, top, true); err != nil {
+			return out, fmt.Errorf("subset: delete: %w", err)
+		}
 	}
 	if err := bson.Unmarshal(gone, &out); err != nil {
 		return out, fmt.Errorf("subset: delete: %w", err)
