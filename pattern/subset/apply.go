@@ -373,15 +373,11 @@ func (w *Window[P, C]) settleUpdate(ctx context.Context, before, after bson.Raw)
 		// One read settles the usual case: the window holds no copy
 		// of the child, or holds this edit's copy (a later edit
 		// settles itself).
-		doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: to}},
-			options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil
-		}
+		arr, err := w.window(ctx, to)
 		if err != nil {
 			return err
 		}
-		held, ok := copyIn(doc.Lookup(w.cfg.Array), id)
+		held, ok := copyIn(arr, id)
 		if !ok || sameDoc(held, now) {
 			return nil
 		}
@@ -399,12 +395,12 @@ func (w *Window[P, C]) settleUpdate(ctx context.Context, before, after bson.Raw)
 // settleDelete settles the delete of the child before. A delete whose
 // window did not hold the child wrote no window, so only a refill racing
 // it can have embedded the child since: one read of the window says
-// whether it holds the child. A delete that refilled the window (known
-// when refilled is true, with the copies it wrote in top) may have
-// embedded a child edited meanwhile: one read of those children says
-// whether they still have their copies. Not knowing which (a Source's
-// delete), both reads are made, the second against the window as read.
-// Either finding refills the window.
+// whether it holds the child. A delete that refilled the window may have
+// embedded a child edited meanwhile: one read of the children it
+// embedded says whether they still have their copies. With known set the
+// caller says which: top is what its refill wrote, nil for none. Not
+// knowing (a Source's delete), both reads are made, the second against
+// the window as read. Either finding refills the window.
 func (w *Window[P, C]) settleDelete(ctx context.Context, before bson.Raw, top []bson.Raw, known bool) error {
 	parent, id := before.Lookup(w.cfg.Parent), before.Lookup("_id")
 	if known && top != nil {
@@ -414,15 +410,10 @@ func (w *Window[P, C]) settleDelete(ctx context.Context, before bson.Raw, top []
 		}
 		return w.settleRefill(ctx, parent, nil)
 	}
-	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
-		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil
-	}
+	stored, err := w.window(ctx, parent)
 	if err != nil {
 		return err
 	}
-	stored := doc.Lookup(w.cfg.Array)
 	if holdsID(stored, id) {
 		return w.settleRefill(ctx, parent, &id)
 	}

@@ -132,31 +132,48 @@ func (w *Window[P, C]) refillOnce(ctx context.Context, parent any, only *bson.Ra
 	if sameArray(stored, top) {
 		return refillResult{top: top}, nil
 	}
+	wrote, err := w.swapArray(ctx, parent, stored, lerr == nil, top)
+	if err != nil {
+		return refillResult{}, err
+	}
+	return refillResult{wrote: wrote, missed: !wrote, top: top}, nil
+}
+
+// swapArray sets parent's array to top while it is still stored (or,
+// when had is false, still missing), and reports whether it did.
+func (w *Window[P, C]) swapArray(ctx context.Context, parent any, stored bson.RawValue, had bool, top []bson.Raw) (bool, error) {
 	cas := bson.D{{Key: "_id", Value: parent}}
-	if lerr == nil {
+	if had {
 		cas = append(cas, bson.E{Key: w.cfg.Array, Value: stored})
 	} else {
 		cas = append(cas, bson.E{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}})
 	}
 	res, err := w.parents.UpdateOne(ctx, cas, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Array, Value: rawArray(top)}}}})
 	if err != nil {
-		return refillResult{}, err
+		return false, err
 	}
-	return refillResult{wrote: res.MatchedCount == 1, missed: res.MatchedCount == 0, top: top}, nil
+	return res.MatchedCount == 1, nil
 }
 
 // holds reports whether parent's window holds a copy with _id id (false
 // for a parent that does not exist).
 func (w *Window[P, C]) holds(ctx context.Context, parent any, id bson.RawValue) (bool, error) {
+	arr, err := w.window(ctx, parent)
+	return holdsID(arr, id), err
+}
+
+// window reads parent's array; it is the zero value when the parent or
+// its array does not exist.
+func (w *Window[P, C]) window(ctx context.Context, parent any) (bson.RawValue, error) {
 	doc, err := w.parents.FindOne(ctx, bson.D{{Key: "_id", Value: parent}},
 		options.FindOne().SetProjection(bson.D{{Key: w.cfg.Array, Value: 1}})).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
+		return bson.RawValue{}, nil
 	}
 	if err != nil {
-		return false, err
+		return bson.RawValue{}, err
 	}
-	return holdsID(doc.Lookup(w.cfg.Array), id), nil
+	return doc.Lookup(w.cfg.Array), nil
 }
 
 // current reports whether the children whose copies a refill embedded

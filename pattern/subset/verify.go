@@ -199,17 +199,11 @@ func (w *Window[P, C]) windows(ctx context.Context, rep *Report, repair bool) er
 		}
 		p := Problem{Kind: KindWindow, Parent: id}
 		if repair {
-			cas := bson.D{{Key: "_id", Value: id}}
-			if lerr == nil {
-				cas = append(cas, bson.E{Key: w.cfg.Array, Value: stored})
-			} else {
-				cas = append(cas, bson.E{Key: w.cfg.Array, Value: bson.D{{Key: "$exists", Value: false}}})
-			}
-			res, err := w.parents.UpdateOne(ctx, cas, bson.D{{Key: "$set", Value: bson.D{{Key: w.cfg.Array, Value: rawArray(top)}}}})
+			wrote, err := w.swapArray(ctx, id, stored, lerr == nil, top)
 			if err != nil {
 				return err
 			}
-			p.Repaired = res.MatchedCount == 1
+			p.Repaired = wrote
 			if !p.Repaired {
 				_, err := w.refill(ctx, id, nil)
 				if err != nil && !errors.Is(err, ErrParentNotFound) {
