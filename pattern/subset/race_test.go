@@ -29,7 +29,13 @@ import (
 // server, without.
 func TestWindowRaceWithAdd(t *testing.T) {
 	t.Run("transactions", func(t *testing.T) {
-		raceWithAdd(t, newFixture(t, reviewConfig()))
+		f := newFixture(t, reviewConfig())
+		raceWithAdd(t, f, windowWrites(f.w))
+	})
+	t.Run("source", func(t *testing.T) {
+		// The same writes through a pattern.Source, which settles them.
+		f := newFixture(t, reviewConfig())
+		raceWithAdd(t, f, sourceWrites(pattern.NewSource[Review](f.reviews, f.w)))
 	})
 	t.Run("standalone", func(t *testing.T) {
 		if testenv.Real() {
@@ -39,11 +45,43 @@ func TestWindowRaceWithAdd(t *testing.T) {
 		if tx, err := pattern.Transactions(context.Background(), client); err != nil || tx {
 			t.Fatalf("standalone engine: transactions %v, %v", tx, err)
 		}
-		raceWithAdd(t, newFixtureIn(t, client.Database("shop"), reviewConfig()))
+		f := newFixtureIn(t, client.Database("shop"), reviewConfig())
+		raceWithAdd(t, f, windowWrites(f.w))
 	})
 }
 
-func raceWithAdd(t *testing.T, f *fixture) {
+// writes are the three writes the race runs.
+type writes struct {
+	add    func(ctx context.Context, r Review) error
+	edit   func(ctx context.Context, id string) error
+	delete func(ctx context.Context, id string) error
+}
+
+// windowWrites are the Window's own verbs.
+func windowWrites(w *Window[Product, Review]) writes {
+	return writes{
+		add: func(ctx context.Context, r Review) error { _, err := w.Add(ctx, r); return err },
+		edit: func(ctx context.Context, id string) error {
+			_, err := w.Edit(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: "text", Value: "edited"}}}})
+			return err
+		},
+		delete: func(ctx context.Context, id string) error { _, err := w.Delete(ctx, id); return err },
+	}
+}
+
+// sourceWrites are a Source's verbs.
+func sourceWrites(src *pattern.Source[Review]) writes {
+	return writes{
+		add: func(ctx context.Context, r Review) error { _, err := src.Insert(ctx, r); return err },
+		edit: func(ctx context.Context, id string) error {
+			_, err := src.Update(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: "text", Value: "edited"}}}})
+			return err
+		},
+		delete: func(ctx context.Context, id string) error { _, err := src.Delete(ctx, id); return err },
+	}
+}
+
+func raceWithAdd(t *testing.T, f *fixture, do writes) {
 	ctx := context.Background()
 	f.product(t, "p1")
 	const n = 150
@@ -53,7 +91,7 @@ func raceWithAdd(t *testing.T, f *fixture) {
 	go func() {
 		defer wg.Done()
 		for i := range n {
-			if _, err := f.w.Add(ctx, Review{ID: fmt.Sprintf("r%03d", i), ProductID: "p1", At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+			if err := do.add(ctx, Review{ID: fmt.Sprintf("r%03d", i), ProductID: "p1", At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
 				errs <- err
 				return
 			}
@@ -80,14 +118,8 @@ func raceWithAdd(t *testing.T, f *fixture) {
 			}
 		}
 	}
-	go chase(func(id string) error {
-		_, err := f.w.Edit(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: "text", Value: "edited"}}}})
-		return err
-	}, false)
-	go chase(func(id string) error {
-		_, err := f.w.Delete(ctx, id)
-		return err
-	}, true)
+	go chase(func(id string) error { return do.edit(ctx, id) }, false)
+	go chase(func(id string) error { return do.delete(ctx, id) }, true)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
