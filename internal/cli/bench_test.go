@@ -92,3 +92,35 @@ func TestBenchPrintsTable(t *testing.T) {
 		t.Fatalf("output = %q", s)
 	}
 }
+
+// TestBenchDurableReportsLogSyncs runs insertOne on a durable embedded
+// engine: the server reports its journal figures, so the result says how
+// many writes one log sync carried; in memory there are none to report.
+func TestBenchDurableReportsLogSyncs(t *testing.T) {
+	env, out, errb, _ := testEnv()
+	args := []string{"bench", "--dbpath", t.TempDir(), "--duration", "100ms", "--clients", "4", "--only", "insertOne", "--json"}
+	if code := Main(args, env); code != ExitOK {
+		t.Fatalf("exit = %d; stderr %s", code, errb)
+	}
+	var rep struct {
+		Results []struct {
+			Name    string
+			Metrics map[string]float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || len(rep.Results) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	m := rep.Results[0].Metrics
+	if m["log-writes/sync"] < 1 || m["log-µs/sync"] <= 0 {
+		t.Errorf("durable insertOne metrics = %v, want log-writes/sync ≥ 1 and log-µs/sync > 0", m)
+	}
+
+	env, out, errb, _ = testEnv()
+	if code := Main([]string{"bench", "--duration", "50ms", "--clients", "2", "--only", "insertOne", "--json"}, env); code != ExitOK {
+		t.Fatalf("exit = %d; stderr %s", code, errb)
+	}
+	if strings.Contains(out.String(), "log-writes/sync") {
+		t.Errorf("in memory the report has journal figures: %s", out)
+	}
+}

@@ -19,12 +19,45 @@ func insertOne(n int) func(context.Context, *mongo.Database, time.Duration) (Res
 			return Result{}, err
 		}
 		defer c.Drop(ctx)
+		before, logged := logStats(ctx, db.Client())
 		ops, took, err := runFor(ctx, n, d, func(ctx context.Context, _, i int) error {
 			_, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: i}, {Key: "name", Value: "user"}, {Key: "n", Value: i}})
 			return err
 		})
-		return Result{Ops: ops, Seconds: took.Seconds(), Metrics: map[string]float64{"inserts/s": float64(ops) / took.Seconds()}}, err
+		m := map[string]float64{"inserts/s": float64(ops) / took.Seconds()}
+		if after, ok := logStats(ctx, db.Client()); logged && ok && after.syncs > before.syncs {
+			syncs := float64(after.syncs - before.syncs)
+			m["log-writes/sync"] = float64(after.writes-before.writes) / syncs
+			m["log-µs/sync"] = float64(after.micros-before.micros) / syncs
+		}
+		return Result{Ops: ops, Seconds: took.Seconds(), Metrics: m}, err
 	}
+}
+
+// logCounters are serverStatus's wiredTiger.log counters that say how
+// many writes one journal sync carried (group commit).
+type logCounters struct {
+	writes, syncs, micros int64
+}
+
+// logStats reads them; ok is false where the server has no journal
+// figures (an in-memory engine, a user without serverStatus).
+func logStats(ctx context.Context, client *mongo.Client) (logCounters, bool) {
+	raw, err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Raw()
+	if err != nil {
+		return logCounters{}, false
+	}
+	num := func(name string) (int64, bool) {
+		v, err := raw.LookupErr("wiredTiger", "log", name)
+		if err != nil {
+			return 0, false
+		}
+		return v.AsInt64OK()
+	}
+	w, ok1 := num("log write operations")
+	s, ok2 := num("log sync operations")
+	us, ok3 := num("log sync time duration (usecs)")
+	return logCounters{writes: w, syncs: s, micros: us}, ok1 && ok2 && ok3
 }
 
 // insertMany inserts batches of 1,000 documents from one client.
