@@ -36,7 +36,7 @@ func benchDiskSync(b *testing.B) {
 	f := syncFile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := syncOnce(f, i); err != nil {
+		if err := syncOnce(f, syncFileSize, i); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,12 +64,12 @@ func syncFile(b *testing.B) *os.File {
 
 const syncFileSize, syncStride = 16 << 20, 4096
 
-// syncOnce is operation i of benchDiskSync: a 128-byte write, then
-// fdatasync.
-func syncOnce(f *os.File, i int) error {
+// syncOnce is operation i of benchDiskSync: a 128-byte write into the
+// preallocated file f of length size, then fdatasync.
+func syncOnce(f *os.File, size int64, i int) error {
 	var rec [128]byte
 	rec[0] = byte(i)
-	if _, err := f.WriteAt(rec[:], int64(i*syncStride)%syncFileSize); err != nil {
+	if _, err := f.WriteAt(rec[:], int64(i*syncStride)%size); err != nil {
 		return err
 	}
 	return fdatasync(f)
@@ -99,12 +99,7 @@ func syncRate(b *testing.B, d time.Duration) float64 {
 	n := 0
 	start := time.Now()
 	for time.Since(start) < d {
-		var rec [128]byte
-		rec[0] = byte(n)
-		if _, err := side.f.WriteAt(rec[:], int64(n*syncStride)%sideSize); err != nil {
-			b.Fatal(err)
-		}
-		if err := fdatasync(side.f); err != nil {
+		if err := syncOnce(side.f, sideSize, n); err != nil {
 			b.Fatal(err)
 		}
 		n++

@@ -328,8 +328,10 @@ func (w *Window[P, C]) parentExists(ctx context.Context, parent any) (bool, erro
 //   - an edit in place reads the window again and refills it when it
 //     holds another version of the child (one read when it holds none,
 //     or holds this edit's copy);
-//   - a delete, a move or a new time refills the windows concerned
-//     whenever they differ from the newest children (two reads).
+//   - a delete reads the window, or the children its refill embedded
+//     (see settleDelete), and refills only on a stale finding;
+//   - a move or a new time refills the windows concerned whenever they
+//     differ from the newest children (two reads).
 //
 // Inserts need nothing: an insert and a refill both write the window.
 // Without transactions there is nothing to settle either: each write of
@@ -420,31 +422,34 @@ func (w *Window[P, C]) settleDelete(ctx context.Context, before bson.Raw, top []
 	if known {
 		return nil
 	}
-	var copies []bson.Raw
-	if vals, ok := stored.ArrayOK(); ok {
-		elems, _ := vals.Values()
-		for _, e := range elems {
-			if d, ok := e.DocumentOK(); ok {
-				copies = append(copies, d)
-			}
-		}
-	}
-	ok, err := w.current(ctx, parent, copies)
+	ok, err := w.current(ctx, parent, copiesIn(stored))
 	if err != nil || ok {
 		return err
 	}
 	return w.settleRefill(ctx, parent, nil)
 }
 
-// copyIn returns the copy with _id id in the stored array, if any.
-func copyIn(arr bson.RawValue, id bson.RawValue) (bson.Raw, bool) {
+// copiesIn returns the copies (documents) in the stored array; none when
+// it is missing or not an array.
+func copiesIn(arr bson.RawValue) []bson.Raw {
 	vals, ok := arr.ArrayOK()
 	if !ok {
-		return nil, false
+		return nil
 	}
 	elems, _ := vals.Values()
+	var out []bson.Raw
 	for _, e := range elems {
-		if d, ok := e.DocumentOK(); ok && d.Lookup("_id").Equal(id) {
+		if d, ok := e.DocumentOK(); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// copyIn returns the copy with _id id in the stored array, if any.
+func copyIn(arr bson.RawValue, id bson.RawValue) (bson.Raw, bool) {
+	for _, d := range copiesIn(arr) {
+		if d.Lookup("_id").Equal(id) {
 			return d, true
 		}
 	}
