@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -56,7 +57,10 @@ func benchFloor(b *testing.B, synced bool, clients int) {
 		floorSpin(n)
 		workNanos.Add(int64(time.Since(t)))
 	}
+	// The server's share of the work (parse and execute) and the
+	// client's (the driver's), in units of floorSpin.
 	perOp := int(float64(floorWork) / float64(unit))
+	serverWork, clientWork := perOp*2/3, perOp/3
 	type server struct{ req, rep chan struct{} }
 	servers := make([]server, clients)
 	for i := range servers {
@@ -64,7 +68,7 @@ func benchFloor(b *testing.B, synced bool, clients int) {
 		servers[i] = sv
 		go func() {
 			for range sv.req {
-				work(perOp * 2 / 3) // parse and execute
+				work(serverWork)
 				if s != nil {
 					s.commit()
 				}
@@ -77,25 +81,13 @@ func benchFloor(b *testing.B, synced bool, clients int) {
 			close(sv.req)
 		}
 	}()
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	cpu := startCPU()
-	b.ResetTimer()
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				work(perOp / 3) // the driver's share
-				servers[c].req <- struct{}{}
-				<-servers[c].rep
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
+	elapsed := runClients(b, clients, func(_ context.Context, c, _ int) error {
+		work(clientWork)
+		servers[c].req <- struct{}{}
+		<-servers[c].rep
+		return nil
+	})
 
 	cpu.report(b, float64(b.N), "op")
 	rate := float64(b.N) / elapsed.Seconds()
@@ -103,7 +95,7 @@ func benchFloor(b *testing.B, synced bool, clients int) {
 	if clients == 1 {
 		// With more clients than CPUs, the work's wall time would count
 		// the time its goroutine waited for a CPU too.
-		busy := float64(perOp/3+perOp*2/3) * float64(unit)
+		busy := float64(serverWork+clientWork) * float64(unit)
 		b.ReportMetric(float64(workNanos.Load())/float64(b.N)/busy, "work-x-busy")
 	}
 	key := fmt.Sprintf("floor/%d", clients)
